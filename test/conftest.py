@@ -1,0 +1,28 @@
+"""Shared fixtures. Tests mirror src/: test/galley_core for the algorithms, test/galley_nodes for
+nodes and hosts. Nodes run in the embedded host; tests marked ros2 need rclpy and skip without it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def repo() -> Path:
+    """The repository root."""
+    return REPO
+
+
+@pytest.fixture
+def params_file(tmp_path: Path):
+    """Write a ROS 2 params YAML file from text and return its path."""
+
+    def write(text: str, name: str = "params.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return write

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pytest
+
+from galley_core.config import Config, ConfigError, config_from_values, describe_fields, param
+
+
+@dataclass(frozen=True)
+class Example(Config):
+    rate_hz: float = param(10.0, "loop rate", unit="Hz", gt=0.0)
+    count: int = param(3, "how many", ge=1, le=5)
+    mode: str = param("fast", "speed mode", choices=("fast", "slow"))
+    gains: tuple[float, ...] = param((1.0, 2.0), "per-axis gains", ge=0.0)
+    enabled: bool = param(True, "whether it runs")
+    offset_m: float = param(0.0, "any offset", unit="m")
+
+
+def test_defaults_are_valid_and_described():
+    cfg = Example()
+    assert cfg.rate_hz == 10.0
+    infos = {i.name: i for i in describe_fields(Example)}
+    assert infos["rate_hz"].description() == "loop rate; allowed: > 0, finite (Hz)"
+    assert infos["offset_m"].description() == "any offset (m)"
+    assert infos["gains"].is_array and infos["gains"].scalar_type is float
+
+
+@pytest.mark.parametrize(
+    ("values", "field", "allowed"),
+    [
+        ({"rate_hz": 0.0}, "rate_hz", "> 0"),
+        ({"rate_hz": math.nan}, "rate_hz", "> 0"),
+        ({"count": 6}, "count", "<= 5"),
+        ({"mode": "warp"}, "mode", "one of 'fast', 'slow'"),
+        ({"gains": [1.0, -2.0]}, "gains", ">= 0"),
+        ({"offset_m": math.inf}, "offset_m", "a finite number"),
+        ({"count": 2.5}, "count", "an integer"),
+        ({"count": True}, "count", "an integer"),
+        ({"enabled": "yes"}, "enabled", "a boolean"),
+        ({"rate_hz": "10"}, "rate_hz", "a number"),
+        ({"gains": "1,2"}, "gains", "a list of float"),
+    ],
+)
+def test_bad_values_name_the_field_and_what_is_allowed(values, field, allowed):
+    with pytest.raises(ConfigError) as err:
+        config_from_values(Example, values)
+    assert err.value.field == field
+    assert allowed in err.value.allowed
+    assert field in str(err.value)
+
+
+def test_integers_are_accepted_for_floats_and_lists_become_tuples():
+    cfg = config_from_values(Example, {"rate_hz": 5, "gains": [1, 2, 3]})
+    assert cfg.rate_hz == 5.0 and isinstance(cfg.rate_hz, float)
+    assert cfg.gains == (1.0, 2.0, 3.0)
+
+
+def test_unknown_name_suggests_close_matches():
+    with pytest.raises(ConfigError) as err:
+        config_from_values(Example, {"rate": 1.0})
+    assert "did you mean rate_hz" in err.value.allowed
+
+
+def test_update_from_a_base_keeps_other_values():
+    base = config_from_values(Example, {"count": 4})
+    updated = config_from_values(Example, {"mode": "slow"}, base=base)
+    assert (updated.count, updated.mode) == (4, "slow")
+
+
+def test_direct_construction_is_validated_too():
+    with pytest.raises(ConfigError, match="rate_hz"):
+        Example(rate_hz=-1.0)

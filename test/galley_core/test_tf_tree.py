@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from galley_core.geometry import Pose2D
+from galley_core.tf_tree import (
+    ConnectivityError,
+    ExtrapolationError,
+    FrameNotFoundError,
+    TransformTree,
+)
+
+S = 1_000_000_000
+
+
+@pytest.fixture
+def tree() -> TransformTree:
+    t = TransformTree()
+    t.set_transform("map", "odom", 0, Pose2D(1.0, 0.0, 0.0).to_transform(), static=True)
+    t.set_transform("odom", "base_link", 1 * S, Pose2D(0.0, 0.0, 0.0).to_transform())
+    t.set_transform("odom", "base_link", 3 * S, Pose2D(2.0, 0.0, math.pi / 2).to_transform())
+    t.set_transform("base_link", "camera", 0, Pose2D(0.5, 0.0, 0.0).to_transform(), static=True)
+    return t
+
+
+def test_chain_lookup_interpolates_dynamic_links(tree):
+    tf, stamp = tree.lookup("map", "camera", 2 * S)
+    assert stamp == 2 * S
+    # base_link halfway: x = 1 (odom) + 1 (map offset), yaw pi/4; camera 0.5 m ahead along that yaw.
+    expected = [2.0 + 0.5 * math.cos(math.pi / 4), 0.5 * math.sin(math.pi / 4), 0.0]
+    np.testing.assert_allclose(tf.translation, expected, atol=1e-12)
+    assert tf.yaw() == pytest.approx(math.pi / 4)
+
+
+def test_latest_common_time_and_inverse_direction(tree):
+    tf, stamp = tree.lookup("camera", "map")
+    assert stamp == 3 * S
+    forward, _ = tree.lookup("map", "camera")
+    np.testing.assert_allclose((tf * forward).translation, 0.0, atol=1e-12)
+
+
+def test_errors_name_the_problem(tree):
+    with pytest.raises(FrameNotFoundError, match="'gripper' does not exist"):
+        tree.lookup("map", "gripper")
+    tree.set_transform("world", "table", 0, Pose2D().to_transform(), static=True)
+    with pytest.raises(ConnectivityError, match="not connected"):
+        tree.lookup("map", "table")
+    with pytest.raises(ExtrapolationError, match=r"known for t in \[1.000, 3.000\]"):
+        tree.lookup("map", "base_link", 4 * S)
+    assert not tree.can_transform("map", "base_link", 0)
+
+
+def test_cache_drops_old_transforms():
+    tree = TransformTree(cache_time_ns=2 * S)
+    for t in range(10):
+        tree.set_transform("odom", "base_link", t * S, Pose2D(float(t), 0, 0).to_transform())
+    assert tree.can_transform("odom", "base_link", 8 * S)
+    assert not tree.can_transform("odom", "base_link", 5 * S)
