@@ -1,0 +1,1 @@
+"""galley's nodes. Each module declares one node; :mod:`galley_nodes.registry` lists them."""

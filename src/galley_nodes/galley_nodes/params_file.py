@@ -1,0 +1,162 @@
+"""ROS 2 parameter files (``<node>: ros__parameters: ...``), read the way rcl reads them.
+
+A file maps node names to parameters::
+
+    /**:                        # every node
+      ros__parameters:
+        use_sim_time: true
+    square_driver:              # the node /square_driver
+      ros__parameters:
+        side_m: 2.0
+    robot:                      # nested namespaces: the node /robot/base
+      base:
+        ros__parameters: {...}
+
+Node keys may hold wildcards: ``*`` matches one name token, ``**`` any number of them. Several
+files are layered in order, and entries within a file in order: a later value wins. Nested
+dictionaries under ``ros__parameters`` become dotted names (``a: {b: 1}`` is ``a.b``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from galley_core.config import Config, ConfigError, config_from_values
+
+__all__ = ["ParameterError", "ParamsEntry", "config_for_node", "load_params_files", "parameters_for"]
+
+#: Parameters every ROS node accepts; they configure the host, not the node.
+HOST_PARAMETERS = frozenset({"use_sim_time"})
+
+
+class ParameterError(ValueError):
+    """A parameter file or value is wrong; the message names the node, the parameter and the fix."""
+
+
+@dataclass(frozen=True)
+class ParamsEntry:
+    """The parameters one key of a file gives to the nodes it matches."""
+
+    pattern: str  # the node key, fully qualified, e.g. "/**" or "/robot/base"
+    parameters: dict[str, Any]
+    source: str  # "<file>:<key>", for error messages
+
+    @property
+    def wildcard(self) -> bool:
+        return "*" in self.pattern
+
+    def matches(self, fully_qualified_name: str) -> bool:
+        return _pattern_regex(self.pattern).fullmatch(fully_qualified_name) is not None
+
+
+def _pattern_regex(pattern: str) -> re.Pattern[str]:
+    parts = []
+    for token in pattern.strip("/").split("/"):
+        if token == "**":
+            parts.append(r"(?:/[^/]+)*")
+        else:
+            parts.append("/" + re.escape(token).replace(r"\*", "[^/]*"))
+    return re.compile("".join(parts))
+
+
+def load_params_files(paths: Iterable[str | Path]) -> list[ParamsEntry]:
+    """Parse parameter files into entries, in order.
+
+    Raises:
+        ParameterError: a file is missing, is not YAML, or is not in the ROS 2 params layout.
+    """
+    entries: list[ParamsEntry] = []
+    for path in map(Path, paths):
+        try:
+            document = yaml.safe_load(path.read_text())
+        except FileNotFoundError:
+            raise ParameterError(f"parameter file {path} does not exist") from None
+        except yaml.YAMLError as err:
+            raise ParameterError(f"parameter file {path} is not valid YAML: {err}") from None
+        if document is None:
+            continue
+        if not isinstance(document, dict):
+            raise ParameterError(
+                f"parameter file {path}: the top level must map node names to "
+                "'ros__parameters:' blocks (see the ROS 2 params file format)"
+            )
+        _collect(document, "", path, entries)
+    return entries
+
+
+def _collect(node: Mapping[str, Any], prefix: str, path: Path, out: list[ParamsEntry]) -> None:
+    for key, value in node.items():
+        name = f"{prefix}/{str(key).strip('/')}"
+        if not isinstance(value, dict):
+            raise ParameterError(
+                f"parameter file {path}: {name} must hold a mapping with 'ros__parameters:', got {value!r}"
+            )
+        if "ros__parameters" in value:
+            params = value["ros__parameters"]
+            if not isinstance(params, dict):
+                raise ParameterError(f"parameter file {path}: {name}/ros__parameters must be a mapping")
+            out.append(ParamsEntry(name, _flatten(params), f"{path}:{name}"))
+            rest = {k: v for k, v in value.items() if k != "ros__parameters"}
+        else:
+            rest = value
+        if rest:
+            _collect(rest, name, path, out)
+
+
+def _flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def parameters_for(
+    entries: Sequence[ParamsEntry], fully_qualified_name: str, declared: Iterable[str]
+) -> dict[str, tuple[Any, str]]:
+    """The parameters the entries give one node, each with the source that set it last.
+
+    Wildcard entries give a node only the parameters it declares (so ``/**`` can carry settings for
+    some nodes); an entry naming the node exactly must not hold unknown names, which are returned
+    too, so that the caller reports them.
+    """
+    known = set(declared) | HOST_PARAMETERS
+    out: dict[str, tuple[Any, str]] = {}
+    for entry in entries:
+        if not entry.matches(fully_qualified_name):
+            continue
+        for name, value in entry.parameters.items():
+            if entry.wildcard and name not in known:
+                continue
+            out[name] = (value, entry.source)
+    return out
+
+
+def config_for_node(
+    config_cls: type[Config],
+    node_name: str,
+    values: Mapping[str, tuple[Any, str]],
+) -> Config:
+    """Build and validate a node's configuration from sourced values.
+
+    Raises:
+        ParameterError: naming the node, the parameter, its source and what is allowed.
+    """
+    plain = {k: v for k, (v, _) in values.items() if k not in HOST_PARAMETERS}
+    try:
+        return config_from_values(config_cls, plain)
+    except ConfigError as err:
+        source = values[err.field][1] if err.field in values else "the defaults of " + config_cls.__name__
+        raise ParameterError(
+            f"node {node_name!r}: parameter {err.field!r} = {err.value!r} is not allowed: {err.allowed} "
+            f"(set in {source})"
+        ) from None

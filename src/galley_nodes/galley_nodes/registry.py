@@ -1,0 +1,34 @@
+"""Every galley node by ROS node name: the single list the CLI, entry points and launch files use.
+
+Entries are import paths, so that listing nodes imports none of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from galley_nodes.node import Node
+
+__all__ = ["NODES", "load_node_class"]
+
+NODES: dict[str, str] = {
+    "square_driver": "galley_nodes.nodes.square_driver:SquareDriverNode",
+    "trajectory_logger": "galley_nodes.nodes.trajectory_logger:TrajectoryLoggerNode",
+    "unicycle_base": "galley_nodes.nodes.unicycle_base:UnicycleBaseNode",
+}
+
+
+def load_node_class(name: str) -> type[Node]:
+    """The node class registered under ``name``.
+
+    Raises:
+        KeyError: no such node; the message lists the known ones.
+    """
+    try:
+        module_name, class_name = NODES[name].split(":")
+    except KeyError:
+        raise KeyError(f"no galley node {name!r}; known nodes: {', '.join(sorted(NODES))}") from None
+    cls = getattr(importlib.import_module(module_name), class_name)
+    if not (isinstance(cls, type) and issubclass(cls, Node)):
+        raise TypeError(f"{NODES[name]} is not a galley Node class")
+    return cls
