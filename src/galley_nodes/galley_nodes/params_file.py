@@ -155,8 +155,8 @@ def config_for_node(
     try:
         return config_from_values(config_cls, plain)
     except ConfigError as err:
-        source = values[err.field][1] if err.field in values else "the defaults of " + config_cls.__name__
+        value, source = values.get(err.field, (err.value, "the defaults of " + config_cls.__name__))
         raise ParameterError(
-            f"node {node_name!r}: parameter {err.field!r} = {err.value!r} is not allowed: {err.allowed} "
+            f"node {node_name!r}: parameter {err.field!r} = {value!r} is not allowed: {err.allowed} "
             f"(set in {source})"
         ) from None

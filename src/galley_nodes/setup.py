@@ -1,0 +1,41 @@
+"""galley_nodes: pip (through pyproject.toml) and colcon (ament_python) both build from this file."""
+
+import ast
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+package_name = "galley_nodes"
+
+
+def node_names() -> list[str]:
+    """The node names of galley_nodes/registry.py's NODES, read without importing the package."""
+    tree = ast.parse(Path(__file__).with_name(package_name).joinpath("registry.py").read_text())
+    for stmt in tree.body:
+        if isinstance(stmt, ast.AnnAssign) and getattr(stmt.target, "id", "") == "NODES":
+            return sorted(ast.literal_eval(stmt.value))
+    raise RuntimeError("galley_nodes/registry.py has no NODES table")
+
+
+setup(
+    name="galley-nodes",
+    version="0.1.0",
+    description="galley's nodes, the embedded host, the rclpy host and the galley command",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=[package_name, package_name + ".*"]),
+    package_data={package_name: ["py.typed"]},
+    install_requires=["galley-core", "numpy>=1.24", "pyyaml>=5.4", "rosbags>=0.11.9,<0.12"],
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        ("share/" + package_name, ["package.xml"]),
+    ],
+    entry_points={
+        "console_scripts": [
+            "galley = galley_nodes.cli.main:main",
+            # One executable per node: `ros2 run galley_nodes <node>`.
+            *(f"{name} = galley_nodes.ros2.executables:{name}" for name in node_names()),
+        ],
+    },
+    zip_safe=False,
+)
