@@ -1,0 +1,1 @@
+"""The ``galley`` command line."""

@@ -1,0 +1,56 @@
+"""The ``galley`` command: ``galley doctor``, ``galley demo``, ``galley nodes``.
+
+User mistakes (a bad parameter file, a missing input) end with one clear line on stderr and exit
+status 2, never with a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from galley_nodes.params_file import ParameterError
+
+__all__ = ["main"]
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked for; printed without a traceback."""
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    from galley_nodes.cli import demo, doctor, nodes
+
+    parser = argparse.ArgumentParser(
+        prog="galley", description="galley: language-guided kitchen mobile manipulation"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in (doctor, demo, nodes):
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``galley`` console script; returns the exit status."""
+    args = _build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="[%(levelname)s] %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    try:
+        return int(args.run(args))
+    except (UsageError, ParameterError, FileNotFoundError) as err:
+        print(f"galley {args.command}: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"galley {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

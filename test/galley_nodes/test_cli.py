@@ -1,0 +1,93 @@
+"""The galley command: doctor, demo, nodes; user mistakes end without a traceback."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from galley_nodes.cli.doctor import run_checks
+from galley_nodes.cli.main import main
+
+
+def galley(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "galley_nodes.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_doctor_reports_every_piece_with_a_fix_for_what_is_missing():
+    checks = {c.name: c for c in run_checks(render=False)}
+    assert checks["python"].ok and checks["galley-nodes"].ok and checks["galley_msgs"].ok
+    assert checks["rosbags"].ok and checks["numpy"].ok
+    for name in ("ros2 (rclpy)", "mujoco", "gpu"):
+        assert name in checks
+        assert checks[name].ok or checks[name].fix, f"{name} is missing without a fix"
+    if not checks["ros2 (rclpy)"].ok:
+        assert "source /opt/ros/" in checks["ros2 (rclpy)"].fix
+
+
+def test_doctor_command_exit_status_and_json():
+    proc = galley("doctor", "--json", "--no-render")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["ok"] is True
+    assert {c["name"] for c in report["checks"]} >= {"python", "rosbags", "ros2 (rclpy)", "gpu"}
+
+
+def test_demo_writes_a_report_and_closes_the_square(tmp_path, repo):
+    out = tmp_path / "demo"
+    proc = galley("demo", "--params", str(repo / "config" / "demo.yaml"), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "[##########]" in proc.stdout  # progress reached the end
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["laps"] == 2 and summary["side_m"] == 1.5
+    assert summary["closure_error_m"] < 1e-3
+    assert math.isclose(summary["distance_m"], summary["expected_distance_m"], rel_tol=0.02)
+    assert summary["topics"]["/cmd_vel"]["dropped"] == 0
+    assert (out / "trajectory.png").stat().st_size > 10_000
+    rows = (out / "trajectory.csv").read_text().splitlines()
+    assert rows[0] == "t_s,x_m,y_m,yaw_rad" and len(rows) > 100
+
+
+def test_a_bad_params_file_is_one_clear_line_not_a_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("square_driver:\n  ros__parameters:\n    speed_mps: 0\n")
+    proc = galley("demo", "--params", str(bad), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "node '/square_driver': parameter 'speed_mps' = 0 is not allowed: > 0" in proc.stderr
+    assert str(bad) in proc.stderr
+    missing = galley("demo", "--params", str(tmp_path / "nope.yaml"))
+    assert (
+        missing.returncode == 2 and "does not exist" in missing.stderr and "Traceback" not in missing.stderr
+    )
+
+
+def test_nodes_lists_topics_and_parameters(capsys):
+    assert main(["nodes", "square_driver"]) == 0
+    out = capsys.readouterr().out
+    assert "publishes  cmd_vel  [geometry_msgs/msg/Twist]" in out
+    assert "speed_mps = 0.2  forward speed on the edges; allowed: > 0, finite (m/s)" in out
+    assert main(["nodes", "no_such_node"]) == 2
+    assert "known nodes" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(
+    __import__("importlib.util").util.find_spec("rclpy") is not None, reason="rclpy is importable here"
+)
+def test_node_executables_without_ros2_explain_the_fix(capsys):
+    from galley_nodes.ros2 import executables
+
+    assert executables.unicycle_base() == 2
+    err = capsys.readouterr().err
+    assert "rclpy is not importable" in err and "source" in err and "galley demo" in err
+    with pytest.raises(AttributeError):
+        _ = executables.no_such_node
