@@ -9,7 +9,19 @@ import sys
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[2] / "src" / "galley_core" / "galley_core"
-FORBIDDEN = re.compile(r"^(rclpy|mujoco|torch|tf2_ros|tf2_py|rosbag2_py|rosidl_runtime_py|[A-Za-z0-9_]+_msgs)$")
+FORBIDDEN = re.compile(
+    r"^(rclpy|mujoco|torch|tf2_ros|tf2_py|rosbag2_py|rosidl_runtime_py|[A-Za-z0-9_]+_msgs)$"
+)
+
+
+def _is_dynamic_import(call: ast.Call) -> bool:
+    name = getattr(call.func, "attr", getattr(call.func, "id", ""))
+    return (
+        name in ("import_module", "__import__")
+        and bool(call.args)
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+    )
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
@@ -20,12 +32,8 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.append((node.lineno, node.module))
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
-            "import_module",
-            "__import__",
-        ):
-            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                found.append((node.lineno, node.args[0].value))
+        elif isinstance(node, ast.Call) and _is_dynamic_import(node):
+            found.append((node.lineno, node.args[0].value))
     return found
 
 
@@ -43,7 +51,10 @@ def test_no_forbidden_import_statements():
 
 def test_the_checker_catches_a_forbidden_import(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("import numpy\nfrom geometry_msgs.msg import Twist\nimport importlib\nimportlib.import_module('rclpy')\n")
+    bad.write_text(
+        "import numpy\nfrom geometry_msgs.msg import Twist\n"
+        "import importlib\nimportlib.import_module('rclpy')\n"
+    )
     modules = [m for _, m in imported_modules(bad) if FORBIDDEN.match(m.split(".")[0])]
     assert modules == ["geometry_msgs.msg", "rclpy"]
 

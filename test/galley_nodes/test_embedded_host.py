@@ -10,7 +10,6 @@ import pytest
 
 from galley_core.config import Config, param
 from galley_core.tf_tree import TransformError
-
 from galley_nodes import messages
 from galley_nodes.conversions import transform_stamped_msg
 from galley_nodes.embedded import EmbeddedHost
@@ -23,6 +22,7 @@ from galley_nodes.params_file import ParameterError
 from galley_nodes.qos import QoS
 
 MS = 1_000_000
+DEFAULT_QOS = QoS()
 INT32 = "std_msgs/msg/Int32"
 
 
@@ -68,7 +68,9 @@ class Relay(Node):
         self.publish("relayed", self.msg(INT32, data=msg.data + 1000))
 
 
-def spy(host: EmbeddedHost, topic: str, type_name: str = INT32, qos: QoS = QoS(), name: str = "spy") -> list[Any]:
+def spy(
+    host: EmbeddedHost, topic: str, type_name: str = INT32, qos: QoS = DEFAULT_QOS, name: str = "spy"
+) -> list[Any]:
     """Subscribe a participant; returns the list the messages land in as (time_ns, topic, data)."""
     seen: list[Any] = []
     participant = host.participant(name)
@@ -83,7 +85,9 @@ def test_delivery_follows_publication_order_breadth_first():
     seen: list[Any] = []
     participant = host.participant("spy")
     for topic in ("/count", "/relayed", "/other"):
-        participant.create_subscription(topic, INT32, lambda m, t=topic: seen.append((t, m.data)), QoS(depth=100))
+        participant.create_subscription(
+            topic, INT32, lambda m, t=topic: seen.append((t, m.data)), QoS(depth=100)
+        )
     host.add_node(Counter, parameters={"burst": 2})
     host.add_node(Relay)
     host.add_node(Counter, name="other", parameters={"start": 50}, remappings={"count": "other"})

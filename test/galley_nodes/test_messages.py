@@ -24,7 +24,9 @@ def test_every_jazzy_and_galley_type_has_defaults_that_survive_cdr():
 
 def test_galley_msgs_are_registered_from_the_msg_files():
     names = list(messages.iter_galley_types())
-    assert {"galley_msgs/msg/ArmGoal", "galley_msgs/msg/TaskPlan", "galley_msgs/msg/ActionStatus"} <= set(names)
+    assert {"galley_msgs/msg/ArmGoal", "galley_msgs/msg/TaskPlan", "galley_msgs/msg/ActionStatus"} <= set(
+        names
+    )
     goal_cls = messages.backend().get_class("galley_msgs/msg/ArmGoal")
     assert goal_cls.PLACE == 1  # constants come from the .msg file
 
@@ -48,9 +50,9 @@ def test_new_fills_nested_fields_from_dicts_and_converts_sequences():
 
 
 def test_unknown_types_and_fields_are_named():
-    with pytest.raises(MessageError, match="unknown message type 'geometry_msgs/msg/Twst'.*Twist"):
+    with pytest.raises(MessageError, match=r"unknown message type 'geometry_msgs/msg/Twst'.*Twist"):
         messages.new("geometry_msgs/msg/Twst")
-    with pytest.raises(MessageError, match="no field 'linar'.*linear"):
+    with pytest.raises(MessageError, match=r"no field 'linar'.*linear"):
         messages.new("geometry_msgs/msg/Twist", linar={"x": 1.0})
 
 
@@ -110,7 +112,9 @@ def test_rosbag2_write_and_read(tmp_path, storage):
     assert info["storage_identifier"] == ("mcap" if storage == StoragePlugin.MCAP else "sqlite3")
     assert info["message_count"] == len(samples)
     with Reader(bag) as reader:
-        read = [(c.topic, c.msgtype, t, store.deserialize_cdr(raw, c.msgtype)) for c, t, raw in reader.messages()]
+        read = [
+            (c.topic, c.msgtype, t, store.deserialize_cdr(raw, c.msgtype)) for c, t, raw in reader.messages()
+        ]
     assert [(topic, t) for topic, _, t, _ in read] == [(s[0], 1_000 + i) for i, s in enumerate(samples)]
     for (_, type_name, msg), (_, msgtype, _, back) in zip(samples, read, strict=True):
         assert msgtype == type_name
