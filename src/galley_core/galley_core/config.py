@@ -108,8 +108,6 @@ class FieldSpec:
             if bound is not None
         ]
         text = " and ".join(bounds) if bounds else "any value"
-        if self.finite and bounds:
-            text += ", finite"
         return text + (f" ({self.unit})" if self.unit else "")
 
     def check(self, name: str, value: Any) -> None:

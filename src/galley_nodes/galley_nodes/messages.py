@@ -209,10 +209,14 @@ def backend() -> MessageBackend:
     return _backend
 
 
-def use_backend(new_backend: MessageBackend) -> None:
-    """Install the message classes of a host; the ROS 2 host installs rclpy's."""
+def use_backend(new_backend: MessageBackend | None) -> MessageBackend | None:
+    """Install the message classes of a host (the ROS 2 host installs rclpy's); returns the previous.
+
+    None goes back to the default, the embedded backend.
+    """
     global _backend
-    _backend = new_backend
+    previous, _backend = _backend, new_backend
+    return previous
 
 
 def new(type_name: str, /, **fields: Any) -> Any:

@@ -1,8 +1,8 @@
 """``galley doctor``: what this machine can run, and how to fix what is missing.
 
 Checks the Python version, galley's packages and dependencies, whether rclpy (ROS 2) imports,
-whether MuJoCo renders headless (EGL first, then OSMesa, each in a fresh process because MuJoCo
-picks its GL backend at import) and whether an NVIDIA GPU is visible. Required pieces fail the
+whether MuJoCo renders headless (EGL first, then OSMesa if EGL fails, each in a fresh process
+because MuJoCo picks its GL backend at import) and whether an NVIDIA GPU is visible. Required pieces fail the
 command (exit status 1); optional ones only say what they would enable and how to get them.
 """
 
@@ -131,7 +131,7 @@ def _check_render(backend: str, timeout_s: float) -> Check:
         return Check(
             f"mujoco render ({backend})",
             True,
-            f"headless rendering works with MUJOCO_GL={backend}",
+            f"headless rendering works: export MUJOCO_GL={backend}",
             required=False,
         )
     last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -185,8 +185,11 @@ def run_checks(*, render: bool = True, render_timeout_s: float = 60.0) -> list[C
     )
     checks.append(mujoco)
     if mujoco.ok and render:
+        # EGL first (GPU or Mesa), OSMesa only if EGL fails: the first that works is the one to use.
         for backend in ("egl", "osmesa"):
             checks.append(_check_render(backend, render_timeout_s))
+            if checks[-1].ok:
+                break
     checks.append(_check_gpu())
     return checks
 

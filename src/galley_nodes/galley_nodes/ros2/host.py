@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import rclpy
 import rclpy.node
@@ -37,10 +37,13 @@ from galley_core.config import ConfigError, config_from_values, describe_fields
 from galley_core.tf_tree import TransformError
 from galley_nodes import messages
 from galley_nodes.node import Node, NodeHost
+from galley_nodes.params_file import ParameterError
 from galley_nodes.qos import QoS
 from galley_nodes.ros2.messages import RclpyMessages
 
-__all__ = ["RclpyNodeHost", "qos_profile", "run_node"]
+N = TypeVar("N", bound=Node)
+
+__all__ = ["RclpyNodeHost", "create_node", "qos_profile", "run_node"]
 
 
 def qos_profile(qos: QoS) -> QoSProfile:
@@ -171,30 +174,50 @@ class _Parameters:
         self.galley_node.on_config_change(config)
 
 
+def create_node(
+    node_cls: type[N], *, name: str | None = None, namespace: str | None = None, **node_kwargs: Any
+) -> tuple[rclpy.node.Node, N]:
+    """Create the rclpy node and the galley node it hosts (``rclpy.init`` must have been called).
+
+    ``node_kwargs`` go to ``rclpy.node.Node`` (e.g. ``parameter_overrides``, ``context``).
+
+    Raises:
+        ParameterError: a parameter value from the overrides is not allowed.
+    """
+    messages.use_backend(RclpyMessages())
+    ros_node = rclpy.node.Node(name or node_cls.name, namespace=namespace, **node_kwargs)
+    params = _Parameters(ros_node, node_cls.Config)
+    try:
+        config = params.declare()
+    except ConfigError as err:
+        fqn = ros_node.get_fully_qualified_name()
+        ros_node.destroy_node()
+        raise ParameterError(
+            f"node {fqn!r}: parameter {err.field!r} = {err.value!r} is not allowed: {err.allowed} "
+            "(fix the params file or the -p override)"
+        ) from None
+    galley_node = node_cls(RclpyNodeHost(ros_node, uses_tf=node_cls.uses_tf), config)
+    params.galley_node = galley_node
+    return ros_node, galley_node
+
+
 def run_node(node_cls: type[Node], args: Sequence[str] | None = None) -> int:
     """Run one galley node as an rclpy node until shutdown; returns the exit status."""
     rclpy.init(args=list(args) if args is not None else sys.argv)
-    messages.use_backend(RclpyMessages())
-    ros_node = rclpy.node.Node(node_cls.name)
+    ros_node: rclpy.node.Node | None = None
     galley_node: Node | None = None
     try:
-        params = _Parameters(ros_node, node_cls.Config)
-        try:
-            config = params.declare()
-        except ConfigError as err:
-            ros_node.get_logger().error(
-                f"node {ros_node.get_fully_qualified_name()!r}: parameter {err.field!r} = {err.value!r} "
-                f"is not allowed: {err.allowed} (fix the params file or the -p override)"
-            )
-            return 2
-        galley_node = node_cls(RclpyNodeHost(ros_node, uses_tf=node_cls.uses_tf), config)
-        params.galley_node = galley_node
+        ros_node, galley_node = create_node(node_cls)
         rclpy.spin(ros_node)
+    except ParameterError as err:
+        print(f"[ERROR] {err}", file=sys.stderr)
+        return 2
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         if galley_node is not None:
             galley_node.on_shutdown()
-        ros_node.destroy_node()
+        if ros_node is not None:
+            ros_node.destroy_node()
         rclpy.try_shutdown()
     return 0
