@@ -12,7 +12,7 @@ from galley_core.config import Config, param
 from galley_core.tf_tree import TransformError
 from galley_nodes import messages
 from galley_nodes.conversions import transform_stamped_msg
-from galley_nodes.embedded import EmbeddedHost
+from galley_nodes.embedded import EmbeddedHost, rosbags_messages
 from galley_nodes.embedded.bus import TopicTypeError
 from galley_nodes.node import Node, Publishes, Subscribes, Timer
 from galley_nodes.nodes.square_driver import SquareDriverNode
@@ -234,7 +234,7 @@ def record_everything(host: EmbeddedHost) -> list[tuple[str, int, bytes]]:
         participant.create_subscription(
             topic,
             types[0],
-            lambda m, t=topic: stream.append((t, host.time_ns, messages.serialize(m))),
+            lambda m, t=topic: stream.append((t, host.time_ns, rosbags_messages.serialize(m))),
             QoS(history="keep_all", durability="volatile"),
         )
     return stream

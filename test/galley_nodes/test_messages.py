@@ -10,20 +10,21 @@ import yaml
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 
 from galley_nodes import messages
+from galley_nodes.embedded import rosbags_messages
 from galley_nodes.messages import MessageError
 
 
 def test_every_jazzy_and_galley_type_has_defaults_that_survive_cdr():
-    store = messages.typestore()
+    store = rosbags_messages.typestore()
     for type_name in sorted(store.fielddefs):
         msg = messages.new(type_name)
-        raw = messages.serialize(msg)
-        back = messages.deserialize(raw, type_name)
-        assert messages.serialize(back) == raw, type_name
+        raw = rosbags_messages.serialize(msg)
+        back = rosbags_messages.deserialize(raw, type_name)
+        assert rosbags_messages.serialize(back) == raw, type_name
 
 
 def test_galley_msgs_are_registered_from_the_msg_files():
-    names = list(messages.iter_galley_types())
+    names = list(rosbags_messages.iter_galley_types())
     assert {"galley_msgs/msg/ArmGoal", "galley_msgs/msg/TaskPlan", "galley_msgs/msg/ActionStatus"} <= set(
         names
     )
@@ -58,11 +59,11 @@ def test_unknown_types_and_fields_are_named():
 
 def test_a_list_assigned_after_construction_is_found():
     scan = messages.new("sensor_msgs/msg/LaserScan")
-    assert messages.find_unconverted_sequence(scan) is None
+    assert rosbags_messages.find_unconverted_sequence(scan) is None
     scan.ranges = [1.0]
-    assert messages.find_unconverted_sequence(scan) == "ranges"
+    assert rosbags_messages.find_unconverted_sequence(scan) == "ranges"
     path = messages.new("nav_msgs/msg/Path", poses=[{"header": {"frame_id": "map"}}])
-    assert messages.find_unconverted_sequence(path) is None
+    assert rosbags_messages.find_unconverted_sequence(path) is None
 
 
 def sample_messages():
@@ -90,24 +91,26 @@ def sample_messages():
 
 def test_cdr_round_trip_of_standard_and_galley_messages():
     for _, type_name, msg in sample_messages():
-        back = messages.deserialize(messages.serialize(msg), type_name)
+        back = rosbags_messages.deserialize(rosbags_messages.serialize(msg), type_name)
         assert messages.type_name_of(back) == type_name
-        assert messages.serialize(back) == messages.serialize(msg)
-    plan = messages.deserialize(messages.serialize(sample_messages()[0][2]), "galley_msgs/msg/TaskPlan")
+        assert rosbags_messages.serialize(back) == rosbags_messages.serialize(msg)
+    plan = rosbags_messages.deserialize(
+        rosbags_messages.serialize(sample_messages()[0][2]), "galley_msgs/msg/TaskPlan"
+    )
     assert plan.steps[1] == "pick the bowl" and plan.header.stamp.nanosec == 500_000_000
 
 
 @pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3])
 def test_rosbag2_write_and_read(tmp_path, storage):
     bag = tmp_path / "bag"
-    store = messages.typestore()
+    store = rosbags_messages.typestore()
     samples = sample_messages()
     with Writer(bag, version=Writer.VERSION_LATEST, storage_plugin=storage) as writer:
         connections = {
             topic: writer.add_connection(topic, type_name, typestore=store) for topic, type_name, _ in samples
         }
         for i, (topic, _, msg) in enumerate(samples):
-            writer.write(connections[topic], 1_000 + i, messages.serialize(msg))
+            writer.write(connections[topic], 1_000 + i, rosbags_messages.serialize(msg))
     info = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
     assert info["storage_identifier"] == ("mcap" if storage == StoragePlugin.MCAP else "sqlite3")
     assert info["message_count"] == len(samples)
@@ -118,5 +121,5 @@ def test_rosbag2_write_and_read(tmp_path, storage):
     assert [(topic, t) for topic, _, t, _ in read] == [(s[0], 1_000 + i) for i, s in enumerate(samples)]
     for (_, type_name, msg), (_, msgtype, _, back) in zip(samples, read, strict=True):
         assert msgtype == type_name
-        assert messages.serialize(back) == messages.serialize(msg)
+        assert rosbags_messages.serialize(back) == rosbags_messages.serialize(msg)
     assert read[1][3].object_name == "bowl" and read[1][3].target_pose.pose.position.z == 0.9

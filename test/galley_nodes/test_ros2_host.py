@@ -19,6 +19,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
 from galley_nodes import messages  # noqa: E402
+from galley_nodes.embedded import rosbags_messages  # noqa: E402
 from galley_nodes.nodes.square_driver import SquareDriverNode  # noqa: E402
 from galley_nodes.nodes.trajectory_logger import TrajectoryLoggerNode  # noqa: E402
 from galley_nodes.nodes.unicycle_base import UnicycleBaseNode  # noqa: E402
@@ -112,9 +113,9 @@ def test_rclpy_messages_accept_numpy_values(ros):
 def test_galley_msgs_built_by_rosidl_match_the_embedded_definitions(ros):
     pytest.importorskip("galley_msgs.msg", reason="galley_msgs is not built (colcon build this workspace)")
     backend = RclpyMessages()
-    for type_name in messages.iter_galley_types():
+    for type_name in rosbags_messages.iter_galley_types():
         ros_fields = list(backend.get_class(type_name).get_fields_and_field_types())
-        embedded_fields = [name for name, _ in messages.typestore().fielddefs[type_name][1]]
+        embedded_fields = [name for name, _ in rosbags_messages.typestore().fielddefs[type_name][1]]
         assert ros_fields == embedded_fields, type_name
     plan = backend.new("galley_msgs/msg/TaskPlan", steps=["pick the bowl"])
     assert list(plan.steps) == ["pick the bowl"]

@@ -1,52 +1,33 @@
 """ROS message classes for the process: rosbags classes (embedded host) or rclpy classes (ROS 2 host).
 
 Nodes build messages with :func:`new`; which classes it returns depends on the backend the host
-installed with :func:`use_backend`. The default is the embedded backend, :class:`RosbagsMessages`:
-the ``rosbags`` type store for ROS 2 Jazzy with galley_msgs' ``.msg`` files registered from the
-same files that ``rosidl`` builds under ROS 2 (one source of truth).
+installed with :func:`use_backend`. The default is the embedded backend,
+:class:`galley_nodes.embedded.rosbags_messages.RosbagsMessages` (the ``rosbags`` type store with
+galley_msgs registered); the ROS 2 host installs :class:`galley_nodes.ros2.messages.RclpyMessages`.
+Under ROS 2, rosbags is therefore not needed to run nodes.
 
-Two differences between rosbags and rclpy classes are bridged here, once:
+Two differences between rosbags and rclpy classes are bridged by the backends, once:
 
-* rosbags classes are dataclasses without field defaults (``Twist()`` raises); :func:`new` fills
+* rosbags classes are dataclasses without field defaults (``Twist()`` raises); ``new`` fills
   every field with its ROS default, recursively, like an rclpy constructor does;
 * numeric sequences are numpy arrays in rosbags and ``array.array`` (unbounded) or numpy (fixed
-  size) in rclpy; :func:`new` converts what it is given (lists, arrays) to the backend's form.
+  size) in rclpy; ``new`` converts what it is given (lists, arrays, numpy scalars) to the backend's form.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Callable, Iterator
-from functools import cache
-from pathlib import Path
 from typing import Any, Protocol
-
-import numpy as np
-from rosbags.interfaces import Nodetype
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-from rosbags.typesys.store import Typestore
 
 __all__ = [
     "MessageBackend",
     "MessageError",
-    "RosbagsMessages",
     "backend",
-    "deserialize",
-    "find_galley_msg_dir",
-    "find_unconverted_sequence",
     "new",
-    "serialize",
     "time_msg",
     "time_ns_from_msg",
     "type_name_of",
-    "typestore",
     "use_backend",
 ]
-
-#: numpy dtype names of ROS primitive types, as rosbags' CDR deserialiser produces them.
-_NUMPY_DTYPES = {"bool": "bool_", "char": "uint8"}
-_STRING_TYPES = ("string", "wstring")
 
 
 class MessageError(TypeError):
@@ -65,139 +46,6 @@ class MessageBackend(Protocol):
         ...
 
 
-def find_galley_msg_dir() -> Path:
-    """The folder holding galley_msgs' ``.msg`` files.
-
-    Looked up in order: ``$GALLEY_MSGS_DIR``; ``share/galley_msgs/msg`` under each prefix of
-    ``$AMENT_PREFIX_PATH`` (a colcon install) and under ``sys.prefix`` (a pip install of
-    src/galley_msgs); the source checkout next to this package (an editable install).
-    """
-    candidates: list[Path] = []
-    if env := os.environ.get("GALLEY_MSGS_DIR"):
-        candidates.append(Path(env))
-    prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
-    candidates += [Path(p) / "share" / "galley_msgs" / "msg" for p in [*prefixes, sys.prefix]]
-    candidates.append(Path(__file__).resolve().parents[2] / "galley_msgs" / "msg")
-    for path in candidates:
-        if path.is_dir() and any(path.glob("*.msg")):
-            return path
-    tried = "\n  ".join(str(p) for p in candidates)
-    raise FileNotFoundError(
-        "galley_msgs' .msg files were not found; tried:\n  "
-        + tried
-        + "\nFix: `pip install src/galley_msgs` (or set GALLEY_MSGS_DIR to the msg/ folder)."
-    )
-
-
-@cache
-def typestore() -> Typestore:
-    """The ROS 2 Jazzy type store with galley_msgs registered (built once per process)."""
-    store = get_typestore(Stores.ROS2_JAZZY)
-    types: dict[str, Any] = {}
-    for path in sorted(find_galley_msg_dir().glob("*.msg")):
-        types.update(get_types_from_msg(path.read_text(), f"galley_msgs/msg/{path.stem}"))
-    store.register(types)
-    return store
-
-
-def _numpy_dtype(ros_type: str) -> np.dtype[Any]:
-    return np.dtype(_NUMPY_DTYPES.get(ros_type, ros_type))
-
-
-class RosbagsMessages:
-    """Message classes from a ``rosbags`` type store, with rclpy-like constructors."""
-
-    def __init__(self, store: Typestore | None = None) -> None:
-        self.store = store or typestore()
-        self._factories: dict[str, Callable[..., Any]] = {}
-
-    def get_class(self, type_name: str) -> type:
-        try:
-            return self.store.types[type_name]
-        except KeyError:
-            raise MessageError(_unknown_type(type_name, self.store.fielddefs)) from None
-
-    def new(self, type_name: str, /, **fields: Any) -> Any:
-        factory = self._factories.get(type_name)
-        if factory is None:
-            factory = self._factories[type_name] = self._make_factory(type_name)
-        return factory(fields)
-
-    def _make_factory(self, type_name: str) -> Callable[[dict[str, Any]], Any]:
-        cls = self.get_class(type_name)
-        _, fielddefs = self.store.fielddefs[type_name]
-        defaults = {name: self._default(desc) for name, desc in fielddefs}
-        coercers = {name: self._coercer(type_name, name, desc) for name, desc in fielddefs}
-
-        def factory(given: dict[str, Any]) -> Any:
-            for key in given:
-                if key not in coercers:
-                    raise MessageError(
-                        f"{type_name} has no field {key!r}; its fields: {', '.join(coercers) or 'none'}"
-                    )
-            values = {
-                name: coercers[name](given[name]) if name in given else make()
-                for name, make in defaults.items()
-            }
-            return cls(**values)
-
-        return factory
-
-    def _default(self, desc: Any) -> Callable[[], Any]:
-        kind, spec = desc
-        if kind == Nodetype.BASE:
-            ros_type = spec[0]
-            if ros_type in _STRING_TYPES:
-                return str
-            value = _numpy_dtype(ros_type).type(0).item()
-            return lambda: value
-        if kind == Nodetype.NAME:
-            return lambda: self.new(spec)
-        (sub_kind, sub_spec), length = spec
-        if kind == Nodetype.ARRAY:
-            if sub_kind == Nodetype.BASE and sub_spec[0] not in _STRING_TYPES:
-                dtype = _numpy_dtype(sub_spec[0])
-                return lambda: np.zeros(length, dtype=dtype)
-            element = self._default((sub_kind, sub_spec))
-            return lambda: [element() for _ in range(length)]
-        if sub_kind == Nodetype.BASE and sub_spec[0] not in _STRING_TYPES:
-            dtype = _numpy_dtype(sub_spec[0])
-            return lambda: np.zeros(0, dtype=dtype)
-        return list
-
-    def _coercer(self, type_name: str, field: str, desc: Any) -> Callable[[Any], Any]:
-        kind, spec = desc
-        if kind == Nodetype.NAME:
-            return lambda value: self.new(spec, **value) if isinstance(value, dict) else value
-        if kind == Nodetype.BASE:
-            return lambda value: value
-        (sub_kind, sub_spec), length = spec
-        fixed = kind == Nodetype.ARRAY
-        if sub_kind == Nodetype.BASE and sub_spec[0] not in _STRING_TYPES:
-            dtype = _numpy_dtype(sub_spec[0])
-
-            def to_array(value: Any) -> Any:
-                if isinstance(value, (bytes, bytearray, memoryview)):
-                    array = np.frombuffer(value, dtype=dtype).copy()
-                else:
-                    array = np.asarray(value, dtype=dtype)
-                if array.ndim != 1 or (fixed and array.shape[0] != length):
-                    shape = f"({length},)" if fixed else "(N,)"
-                    raise MessageError(f"{type_name}.{field} needs shape {shape}, got {array.shape}")
-                return array
-
-            return to_array
-        element = self._coercer(type_name, field, (sub_kind, sub_spec))
-        return lambda value: [element(v) for v in value]
-
-
-def _unknown_type(type_name: str, known: Any) -> str:
-    package = type_name.split("/", maxsplit=1)[0]
-    same = sorted(k for k in known if k.startswith(package + "/"))
-    hint = f"; {package} has: {', '.join(same)}" if same else f"; no package {package!r} is known"
-    return f"unknown message type {type_name!r}{hint}"
-
-
 _backend: MessageBackend | None = None
 
 
@@ -205,6 +53,8 @@ def backend() -> MessageBackend:
     """The process's message backend (the embedded one unless a host installed another)."""
     global _backend
     if _backend is None:
+        from galley_nodes.embedded.rosbags_messages import RosbagsMessages
+
         _backend = RosbagsMessages()
     return _backend
 
@@ -242,57 +92,3 @@ def time_msg(time_ns: int) -> Any:
 def time_ns_from_msg(stamp: Any) -> int:
     """Integer nanoseconds of a ``builtin_interfaces/msg/Time``."""
     return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
-
-
-def serialize(msg: Any) -> bytes:
-    """CDR bytes of a rosbags message (as rosbag2 stores them)."""
-    return bytes(typestore().serialize_cdr(msg, type_name_of(msg)))
-
-
-def deserialize(raw: bytes | memoryview, type_name: str) -> Any:
-    """A rosbags message from CDR bytes."""
-    return typestore().deserialize_cdr(raw, type_name)
-
-
-@cache
-def _sequence_plan(type_name: str) -> tuple[tuple[str, ...], tuple[tuple[str, str, bool], ...]]:
-    """Numeric sequence fields of a type, and nested message fields that contain some."""
-    numeric: list[str] = []
-    nested: list[tuple[str, str, bool]] = []  # (field, type, is_list)
-    for name, (kind, spec) in typestore().fielddefs[type_name][1]:
-        if kind == Nodetype.NAME:
-            if any(_sequence_plan(spec)):
-                nested.append((name, spec, False))
-        elif kind in (Nodetype.ARRAY, Nodetype.SEQUENCE):
-            (sub_kind, sub_spec), _ = spec
-            if sub_kind == Nodetype.BASE and sub_spec[0] not in _STRING_TYPES:
-                numeric.append(name)
-            elif sub_kind == Nodetype.NAME and any(_sequence_plan(sub_spec)):
-                nested.append((name, sub_spec, True))
-    return tuple(numeric), tuple(nested)
-
-
-def find_unconverted_sequence(msg: Any) -> str | None:
-    """The path of a numeric sequence field of a rosbags message that is not a numpy array.
-
-    Such a message cannot be serialised (recorded); :func:`new` never produces one, assigning a
-    list to the field afterwards does. Returns None when every such field is an array.
-    """
-    type_name = getattr(msg, "__msgtype__", None)
-    if type_name is None:
-        return None
-    numeric, nested = _sequence_plan(type_name)
-    for name in numeric:
-        if not isinstance(getattr(msg, name), np.ndarray):
-            return name
-    for name, _, is_list in nested:
-        value = getattr(msg, name)
-        for i, item in enumerate(value if is_list else [value]):
-            if (inner := find_unconverted_sequence(item)) is not None:
-                return f"{name}[{i}].{inner}" if is_list else f"{name}.{inner}"
-    return None
-
-
-def iter_galley_types() -> Iterator[str]:
-    """The type names of galley_msgs' messages."""
-    return (f"galley_msgs/msg/{p.stem}" for p in sorted(find_galley_msg_dir().glob("*.msg")))

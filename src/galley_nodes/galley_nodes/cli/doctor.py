@@ -74,11 +74,11 @@ def _check_distribution(dist: str, module: str, *, required: bool, fix: str) -> 
 
 
 def _check_messages() -> Check:
-    from galley_nodes import messages
+    from galley_nodes.embedded import rosbags_messages
 
     try:
-        path = messages.find_galley_msg_dir()
-        messages.typestore()
+        path = rosbags_messages.find_galley_msg_dir()
+        rosbags_messages.typestore()
     except Exception as err:
         return Check("galley_msgs", False, str(err).splitlines()[0], "pip install src/galley_msgs")
     return Check("galley_msgs", True, f"{len(list(path.glob('*.msg')))} message definitions in {path}")

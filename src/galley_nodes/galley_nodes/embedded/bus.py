@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from galley_nodes import messages
+from galley_nodes.embedded import rosbags_messages
 from galley_nodes.qos import QoS
 
 __all__ = ["Bus", "BusPublisher", "BusSubscription", "TopicTypeError"]
@@ -204,7 +205,7 @@ def _check(pub: BusPublisher, msg: Any) -> None:
         raise TypeError(
             f"{pub.owner} published a {type_name} on {pub.topic!r}, which carries {pub.type_name}"
         )
-    problem = messages.find_unconverted_sequence(msg)
+    problem = rosbags_messages.find_unconverted_sequence(msg)
     if problem:
         raise TypeError(
             f"{pub.owner} published on {pub.topic!r} a message whose field {problem} holds a "
