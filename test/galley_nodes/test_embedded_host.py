@@ -125,15 +125,35 @@ class LatchedMap(Node):
             self.publish("map", self.msg("std_msgs/msg/String", data=f"map v{version}"))
 
 
+class MapReader(Node):
+    """Subscribes to the map the way rviz or a planner does: transient-local."""
+
+    name = "map_reader"
+    subscribes = (Subscribes("map", "std_msgs/msg/String", "on_map", QoS.latched(depth=5)),)
+
+    def __init__(self, host: Any, config: Any) -> None:
+        super().__init__(host, config)
+        self.maps: list[tuple[int, str]] = []
+
+    def on_map(self, msg: Any) -> None:
+        self.maps.append((self.now_ns(), msg.data))
+
+
+class VolatileMapReader(MapReader):
+    name = "volatile_map_reader"
+    subscribes = (Subscribes("map", "std_msgs/msg/String", "on_map", QoS()),)
+
+
 def test_transient_local_latches_the_last_depth_messages_for_late_subscribers():
     host = EmbeddedHost()
     host.add_node(LatchedMap, parameters={"versions": 3})
     host.run_for(5.0)
-    late = spy(host, "/map", "std_msgs/msg/String", QoS.latched(depth=5), name="late")
-    volatile = spy(host, "/map", "std_msgs/msg/String", QoS(), name="volatile")
+    late = host.add_node(MapReader)
+    volatile = host.add_node(VolatileMapReader)
     host.run_for(0.1)
-    assert [d for _, _, d in late] == ["map v1", "map v2"]  # the publisher keeps depth = 2
-    assert volatile == []
+    # Delivered when the late node joins (t = 5 s); the publisher keeps depth = 2.
+    assert late.maps == [(5_000 * MS, "map v1"), (5_000 * MS, "map v2")]
+    assert volatile.maps == []
 
 
 def test_incompatible_qos_delivers_nothing_and_warns(caplog):

@@ -14,6 +14,11 @@ with a :class:`NodeHost`, and runs its callbacks. Callbacks receive real ROS mes
 (rclpy classes under ROS 2, ``rosbags`` classes in the embedded host; the same fields) and build
 replies with :meth:`Node.msg`. A node never imports rclpy or mujoco.
 
+Actions (nav2_msgs ComputePathToPose and FollowPath, so that galley's planner and controller and
+Nav2's servers can stand in for each other) are not declared yet; they will be declared like
+topics (a class attribute per served or called action) and implemented by both hosts, which is
+why every declaration goes through :class:`NodeHost` rather than straight to a transport.
+
 Messages: set sequence fields (``float32[] ranges``, ``uint8[] data``) through the keyword
 arguments of :meth:`Node.msg`, not by assigning to the attribute afterwards: the host converts
 numpy arrays, lists and ``array.array`` into what its message classes require.
