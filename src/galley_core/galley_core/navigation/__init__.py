@@ -1,0 +1,6 @@
+"""Navigation: occupancy grids, the Theta* planner and Kitchen-R's differential-drive controller.
+
+* :mod:`.grid`: :class:`OccupancyGrid`, nav2 map_server files, inflation;
+* :mod:`.theta_star`: :class:`ThetaStar`, any-angle paths that keep a clearance from obstacles;
+* :mod:`.diff_drive`: :class:`DiffDriveController`, the rule-based path follower of Kitchen-R.
+"""

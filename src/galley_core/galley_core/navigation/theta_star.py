@@ -1,0 +1,448 @@
+"""Theta*: any-angle shortest paths on an occupancy grid that keep a clearance R from obstacles.
+
+Kitchen-R plans with Theta* (Nash et al., 2007) over a 2D occupancy grid; every segment of the
+returned polyline stays at least R from obstacles, R chosen from the robot's footprint.
+
+How the clearance is kept. Distances to obstacles are measured to the centres of obstacle cells
+(as nav2's inflation layer does). A cell is *blocked* when its centre lies closer than
+``R + resolution / sqrt(2)`` to an obstacle centre (Euclidean distance transform). The search
+runs over cell centres, and a segment is accepted only when every cell it touches is unblocked.
+Every point of such a segment lies in an unblocked cell, so within ``resolution / sqrt(2)`` of a
+centre that is at least ``R + resolution / sqrt(2)`` from every obstacle centre: the whole segment
+keeps R. A robot of radius r whose footprint must also stay off the cells' squares needs
+``R >= r + resolution / sqrt(2)``; :func:`clearance_from_footprint` computes r.
+
+The search itself (:mod:`galley_core.navigation._kernels`) is compiled with numba and resumable:
+it runs in slices of expansions, and between slices :meth:`ThetaStar.plan` asks the
+``cancel_checker`` and the time limit. Unreachable goals are answered without a search: the
+connected regions of the free space are labelled once per map.
+
+Example::
+
+    planner = ThetaStar(grid=load_map_yaml("maps/kitchen.yaml"), config=ThetaStarConfig(clearance_m=0.3))
+    result = planner.plan((0.5, 0.5), (4.0, 2.0))
+    if result.ok:
+        waypoints = result.waypoints    # (N <= 100, 2) metres, map frame
+    else:
+        print(result.reason)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import ndimage
+
+from galley_core.config import Config, param
+from galley_core.geometry import Pose2D
+from galley_core.navigation import _kernels
+from galley_core.navigation.grid import OCCUPIED, UNKNOWN, OccupancyGrid, inflate
+
+__all__ = [
+    "PlanResult",
+    "PlanningError",
+    "ThetaStar",
+    "ThetaStarConfig",
+    "clearance_from_footprint",
+    "resample_polyline",
+]
+
+#: Expansions between two calls of the cancel checker (about a millisecond of search).
+EXPANSIONS_PER_SLICE = 20_000
+_HALF_DIAGONAL = 1.0 / math.sqrt(2.0)
+
+
+@dataclass(frozen=True)
+class ThetaStarConfig(Config):
+    """Parameters of :class:`ThetaStar`; every distance in metres."""
+
+    clearance_m: float = param(
+        0.3, "R: every path segment keeps at least this distance from obstacle cell centres", unit="m", ge=0.0
+    )
+    occupied_threshold: int = param(
+        65, "cells with an occupancy value (percent) at or above this are obstacles", ge=1, le=100
+    )
+    allow_unknown: bool = param(False, "plan through unknown cells (-1); otherwise they are obstacles")
+    snap_to_free: bool = param(
+        False, "move a start or goal that lies in an obstacle or its inflation to the nearest free cell"
+    )
+    snap_radius_m: float = param(0.5, "how far a start or goal may be moved by snapping", unit="m", ge=0.0)
+    max_waypoints: int = param(100, "the most waypoints handed to the controller", ge=2)
+    waypoint_spacing_m: float = param(
+        0.25, "waypoints are at most this far apart (more when max_waypoints requires)", unit="m", gt=0.0
+    )
+    heuristic_weight: float = param(
+        1.0, "weight of the straight-line heuristic; > 1 searches less and plans longer paths", ge=1.0
+    )
+    max_planning_time_s: float = param(
+        5.0, "give up after this much wall-clock time; 0: no limit", unit="s", ge=0.0
+    )
+
+
+class PlanningError(RuntimeError):
+    """A plan failed; ``code`` says how (see :class:`PlanResult`) and the message says why."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """The outcome of :meth:`ThetaStar.plan`.
+
+    Attributes:
+        ok: whether a path was found.
+        code: ``"ok"`` or one of ``"invalid_input"``, ``"start_outside_map"``, ``"goal_outside_map"``,
+            ``"start_blocked"``, ``"goal_blocked"``, ``"no_path"``, ``"canceled"``, ``"timeout"``,
+            ``"too_many_waypoints"``.
+        reason: why it failed, naming the input and the fix; empty when ok.
+        path: ``(N, 2)`` polyline vertices (x, y) in the map frame, metres, start first; every
+            segment keeps the clearance. Empty ``(0, 2)`` on failure.
+        waypoints: ``path`` resampled for the controller: every vertex kept, long segments divided,
+            at most ``max_waypoints`` points.
+        length_m: length of ``path``, metres.
+        expansions: cells expanded by the search.
+        planning_time_s: wall-clock time of the call, seconds.
+        start_snapped, goal_snapped: whether the start or goal was moved to a free cell.
+    """
+
+    ok: bool
+    code: str
+    reason: str = ""
+    path: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 2)))
+    waypoints: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 2)))
+    length_m: float = math.inf
+    expansions: int = 0
+    planning_time_s: float = 0.0
+    start_snapped: bool = False
+    goal_snapped: bool = False
+
+    def unwrap(self) -> NDArray[np.float64]:
+        """The path, or :class:`PlanningError` for callers that prefer exceptions."""
+        if not self.ok:
+            raise PlanningError(self.code, self.reason)
+        return self.path
+
+
+def clearance_from_footprint(footprint: ArrayLike, padding_m: float = 0.0) -> float:
+    """Circumscribed radius of a footprint polygon ``(N, 2)`` about the base origin plus padding, metres."""
+    points = np.asarray(footprint, dtype=float).reshape(-1, 2)
+    if points.size == 0 or not np.all(np.isfinite(points)):
+        raise ValueError("footprint must be a non-empty list of finite (x, y) points in metres")
+    return float(np.max(np.hypot(points[:, 0], points[:, 1]))) + padding_m
+
+
+def resample_polyline(path: ArrayLike, max_points: int, spacing: float) -> NDArray[np.float64]:
+    """Keep every vertex and divide each segment so that points are at most ``spacing`` apart.
+
+    When that would give more than ``max_points`` points the spacing grows until it does not.
+    A path with more vertices than ``max_points`` is returned unchanged (dropping a vertex could
+    cut a corner into an obstacle).
+    """
+    pts: NDArray[np.float64] = np.array(path, dtype=float).reshape(-1, 2)
+    if len(pts) < 2 or len(pts) >= max_points:
+        return pts
+    seg = np.hypot(*np.diff(pts, axis=0).T)
+
+    def pieces(step: float) -> NDArray[np.int64]:
+        counts: NDArray[np.int64] = np.maximum(1, np.ceil(seg / step - 1e-9)).astype(np.int64)
+        return counts
+
+    step = spacing
+    if pieces(step).sum() + 1 > max_points:
+        # The number of points falls as the step grows: bisect for the smallest step that fits.
+        lo, hi = step, float(seg.max()) + 1e-9
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if pieces(mid).sum() + 1 > max_points:
+                lo = mid
+            else:
+                hi = mid
+        step = hi
+    out = [pts[0]]
+    for a, b, k in zip(pts[:-1], pts[1:], pieces(step), strict=True):
+        for i in range(1, int(k) + 1):
+            out.append(a + (b - a) * (i / k))
+    return np.array(out)
+
+
+class ThetaStar:
+    """Theta* over one occupancy grid; see the module docstring.
+
+    Construction prepares the grid (obstacles, inflation, connected regions, work arrays); each
+    :meth:`plan` then only searches. Build a new planner when the map or the configuration changes.
+
+    Args:
+        grid: the occupancy grid.
+        config: the planner's parameters.
+    """
+
+    def __init__(self, *, grid: OccupancyGrid, config: ThetaStarConfig | None = None) -> None:
+        self.grid = grid
+        self.config = config or ThetaStarConfig()
+        c = self.config
+        data = grid.data
+        self.obstacles: NDArray[np.bool_] = data >= c.occupied_threshold
+        if not c.allow_unknown:
+            self.obstacles |= data == UNKNOWN
+        #: Clearance radius in cells that a cell centre must keep (see the module docstring).
+        self.blocking_radius_cells = c.clearance_m / grid.resolution + _HALF_DIAGONAL
+        blocked, distance = inflate(self.obstacles, self.blocking_radius_cells)
+        self.blocked: NDArray[np.bool_] = blocked
+        #: Distance of every cell centre to the nearest obstacle centre, metres.
+        self.obstacle_distance_m: NDArray[np.float64] = distance * grid.resolution
+        # Regions connected by moves the search can make (diagonals need both side cells free,
+        # so 4-connectivity): a goal in another region is unreachable, known without a search.
+        self._labels, _ = ndimage.label(~blocked)
+        h, w = blocked.shape
+        n = h * w
+        self._blocked_flat = np.ascontiguousarray(blocked.reshape(-1), dtype=np.uint8)
+        self._stamp = np.zeros(n, dtype=np.int32)
+        self._closed = np.zeros(n, dtype=np.int32)
+        self._g = np.empty(n, dtype=np.float64)
+        self._f = np.empty(n, dtype=np.float64)
+        self._parent = np.empty(n, dtype=np.int32 if n < 2**31 else np.int64)
+        self._heap = np.empty(n, dtype=self._parent.dtype)
+        self._hpos = np.empty(n, dtype=self._parent.dtype)
+        self._sid = 0
+
+    def inflated_map(self) -> NDArray[np.int8]:
+        """The grid as the planner sees it: 100 obstacle, 99 too close to one, -1 unknown, 0 free."""
+        out = np.zeros(self.blocked.shape, dtype=np.int8)
+        out[self.blocked] = 99
+        out[self.obstacles] = OCCUPIED
+        if self.config.allow_unknown:
+            out[(self.grid.data == UNKNOWN) & ~self.blocked] = UNKNOWN
+        return out
+
+    def plan(
+        self,
+        start: Pose2D | Sequence[float],
+        goal: Pose2D | Sequence[float],
+        cancel_checker: Callable[[], bool] | None = None,
+    ) -> PlanResult:
+        """Plan from ``start`` to ``goal`` (map-frame positions in metres; headings are ignored).
+
+        Args:
+            start, goal: ``(x, y)`` or a :class:`Pose2D`.
+            cancel_checker: called about every millisecond of search; returning True cancels.
+
+        Returns:
+            A :class:`PlanResult`; failures carry a code and a reason instead of raising.
+        """
+        t0 = time.perf_counter()
+        try:
+            sx, sy = _xy(start, "start")
+            gx, gy = _xy(goal, "goal")
+        except ValueError as err:
+            return PlanResult(False, "invalid_input", str(err), planning_time_s=time.perf_counter() - t0)
+        grid = self.grid
+        cells: list[tuple[int, int]] = []
+        snapped: list[bool] = []
+        for name, (x, y) in (("start", (sx, sy)), ("goal", (gx, gy))):
+            cell, moved, failure = self._free_cell(name, x, y)
+            if failure is not None:
+                return PlanResult(False, failure[0], failure[1], planning_time_s=time.perf_counter() - t0)
+            assert cell is not None
+            cells.append(cell)
+            snapped.append(moved)
+        (sr, sc), (gr, gc) = cells
+        if self._labels[sr, sc] != self._labels[gr, gc]:
+            return PlanResult(
+                False,
+                "no_path",
+                f"no path from start ({sx:.2f}, {sy:.2f}) to goal ({gx:.2f}, {gy:.2f}): the goal lies "
+                f"in a region of the map the robot cannot reach with clearance "
+                f"{self.config.clearance_m} m; choose another goal or lower clearance_m",
+                planning_time_s=time.perf_counter() - t0,
+            )
+        width, height = grid.width, grid.height
+        start_n, goal_n = sr * width + sc, gr * width + gc
+        self._sid += 1
+        if self._sid >= 2**31 - 1:
+            self._stamp[:] = 0
+            self._closed[:] = 0
+            self._sid = 1
+        state = np.zeros(2, dtype=np.int64)
+        limit = self.config.max_planning_time_s
+        while True:
+            status = _kernels.search(
+                self._blocked_flat,
+                width,
+                height,
+                start_n,
+                goal_n,
+                self._sid,
+                self._stamp,
+                self._closed,
+                self._g,
+                self._f,
+                self._parent,
+                self._heap,
+                self._hpos,
+                state,
+                EXPANSIONS_PER_SLICE,
+                self.config.heuristic_weight,
+            )
+            if status != _kernels.PAUSED:
+                break
+            elapsed = time.perf_counter() - t0
+            if cancel_checker is not None and cancel_checker():
+                return PlanResult(
+                    False,
+                    "canceled",
+                    "planning was canceled by the caller",
+                    expansions=int(state[1]),
+                    planning_time_s=elapsed,
+                )
+            if limit > 0.0 and elapsed > limit:
+                return PlanResult(
+                    False,
+                    "timeout",
+                    f"no path found within max_planning_time_s = {limit} s ({int(state[1])} cells "
+                    "expanded); raise max_planning_time_s or heuristic_weight",
+                    expansions=int(state[1]),
+                    planning_time_s=elapsed,
+                )
+        if status != _kernels.FOUND:  # the labels say reachable, so this is a bug, not user input
+            raise RuntimeError(f"Theta* found no path between connected cells {cells}")
+        cells_path = [goal_n]
+        while cells_path[-1] != start_n:
+            cells_path.append(int(self._parent[cells_path[-1]]))
+        cells_path.reverse()
+        idx = np.array(cells_path, dtype=np.int64)
+        centres = np.stack([idx % width + 0.5, idx // width + 0.5], axis=1)
+        vertices = self._attach_endpoints(centres, (sx, sy), (gx, gy), snapped)
+        path = grid.grid_to_world(vertices)
+        length = float(np.sum(np.hypot(*np.diff(path, axis=0).T)))
+        c = self.config
+        common = {
+            "expansions": int(state[1]),
+            "start_snapped": snapped[0],
+            "goal_snapped": snapped[1],
+        }
+        if len(path) > c.max_waypoints:
+            return PlanResult(
+                False,
+                "too_many_waypoints",
+                f"the path needs {len(path)} vertices, more than max_waypoints = {c.max_waypoints}; "
+                "raise max_waypoints",
+                planning_time_s=time.perf_counter() - t0,
+                **common,  # type: ignore[arg-type]
+            )
+        waypoints = resample_polyline(path, c.max_waypoints, c.waypoint_spacing_m)
+        return PlanResult(
+            True,
+            "ok",
+            "",
+            path=path,
+            waypoints=waypoints,
+            length_m=length,
+            planning_time_s=time.perf_counter() - t0,
+            **common,  # type: ignore[arg-type]
+        )
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _free_cell(
+        self, name: str, x: float, y: float
+    ) -> tuple[tuple[int, int] | None, bool, tuple[str, str] | None]:
+        """The cell of (x, y), snapped if allowed: (cell, snapped, None) or (None, False, (code, reason))."""
+        grid = self.grid
+        r, c = grid.world_to_cell(x, y)
+        if not grid.contains(r, c):
+            x0, y0 = grid.grid_to_world([[0.0, 0.0]])[0]
+            x1, y1 = grid.grid_to_world([[grid.width, grid.height]])[0]
+            return (
+                None,
+                False,
+                (
+                    f"{name}_outside_map",
+                    f"{name} ({x:.2f}, {y:.2f}) lies outside the map, which spans x {x0:.2f}..{x1:.2f}, "
+                    f"y {y0:.2f}..{y1:.2f} m; give a {name} inside the map (map frame)",
+                ),
+            )
+        if not self.blocked[r, c]:
+            return (r, c), False, None
+        what = (
+            "an obstacle"
+            if self.obstacles[r, c]
+            else f"{self.obstacle_distance_m[r, c]:.2f} m from an obstacle, inside the clearance "
+            f"{self.config.clearance_m} m"
+        )
+        if self.config.snap_to_free:
+            found = self._nearest_free(x, y, self.config.snap_radius_m)
+            if found is not None:
+                return found, True, None
+            fix = f"no free cell within snap_radius_m = {self.config.snap_radius_m} m; move the {name}"
+        else:
+            fix = f"move the {name}, or set snap_to_free to move it to the nearest free cell"
+        return None, False, (f"{name}_blocked", f"{name} ({x:.2f}, {y:.2f}) is in {what}; {fix}")
+
+    def _nearest_free(self, x: float, y: float, radius_m: float) -> tuple[int, int] | None:
+        grid = self.grid
+        gx, gy = grid.world_to_grid([[x, y]])[0]
+        k = math.ceil(radius_m / grid.resolution) + 1
+        r0, c0 = max(0, math.floor(gy) - k), max(0, math.floor(gx) - k)
+        r1, c1 = min(grid.height, math.floor(gy) + k + 1), min(grid.width, math.floor(gx) + k + 1)
+        rows, cols = np.nonzero(~self.blocked[r0:r1, c0:c1])
+        if rows.size == 0:
+            return None
+        d = np.hypot(cols + c0 + 0.5 - gx, rows + r0 + 0.5 - gy) * grid.resolution
+        best = int(np.argmin(d))
+        if d[best] > radius_m:
+            return None
+        return int(rows[best] + r0), int(cols[best] + c0)
+
+    def _attach_endpoints(
+        self,
+        centres: NDArray[np.float64],
+        start_xy: tuple[float, float],
+        goal_xy: tuple[float, float],
+        snapped: list[bool],
+    ) -> NDArray[np.float64]:
+        """Replace the end cells' centres by the exact start and goal where the segments stay visible.
+
+        A snapped end keeps its cell centre (the exact point is inside the inflation). Otherwise the
+        exact point is joined to the next vertex when that segment is visible, or to its own cell
+        centre (a segment inside one free cell) when it is not.
+        """
+        grid = self.grid
+        pts = list(centres)
+        exact = grid.world_to_grid([start_xy, goal_xy])
+        args = (self._blocked_flat, grid.width, grid.height)
+        if not snapped[1]:
+            g = exact[1]
+            if len(pts) >= 2 and _kernels.line_of_sight_float(*args, *pts[-2], *g):
+                pts[-1] = g
+            elif not np.allclose(pts[-1], g):
+                pts.append(g)
+        if not snapped[0]:
+            s = exact[0]
+            if len(pts) >= 2 and _kernels.line_of_sight_float(*args, *s, *pts[1]):
+                pts[0] = s
+            elif not np.allclose(pts[0], s):
+                pts.insert(0, s)
+        if len(pts) == 1:
+            pts.append(pts[0])
+        return np.array(pts)
+
+
+def _xy(point: Pose2D | Sequence[float], name: str) -> tuple[float, float]:
+    if isinstance(point, Pose2D):
+        x, y = point.x, point.y
+    else:
+        try:
+            x, y = (float(v) for v in list(point)[:2])
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} {point!r} is not an (x, y) position in metres") from None
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise ValueError(f"{name} ({x}, {y}) is not a finite position; give (x, y) in metres")
+    return x, y
