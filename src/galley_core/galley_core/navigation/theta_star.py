@@ -79,6 +79,9 @@ class ThetaStarConfig(Config):
     heuristic_weight: float = param(
         1.0, "weight of the straight-line heuristic; > 1 searches less and plans longer paths", ge=1.0
     )
+    tighten_sweeps: int = param(
+        20, "sweeps of the pass that pulls the path taut (vertices slide off cell centres); 0: none", ge=0
+    )
     max_planning_time_s: float = param(
         5.0, "give up after this much wall-clock time; 0: no limit", unit="s", ge=0.0
     )
@@ -265,6 +268,58 @@ class ThetaStar:
             )
         width, height = grid.width, grid.height
         start_n, goal_n = sr * width + sc, gr * width + gc
+        status, expansions, stopped = self._search(start_n, goal_n, t0, cancel_checker)
+        if stopped is not None:
+            return stopped
+        if status != _kernels.FOUND:  # the labels say reachable, so this is a bug, not user input
+            raise RuntimeError(f"Theta* found no path between connected cells {cells}")
+        cells_path = [goal_n]
+        while cells_path[-1] != start_n:
+            cells_path.append(int(self._parent[cells_path[-1]]))
+        cells_path.reverse()
+        idx = np.array(cells_path, dtype=np.int64)
+        centres = np.stack([idx % width + 0.5, idx // width + 0.5], axis=1)
+        vertices = self._attach_endpoints(centres, (sx, sy), (gx, gy), snapped)
+        if self.config.tighten_sweeps > 0 and len(vertices) > 2:
+            vertices = _kernels.tighten(
+                self._blocked_flat, width, height, vertices, self.config.tighten_sweeps, 12
+            )
+        path = grid.grid_to_world(vertices)
+        length = float(np.sum(np.hypot(*np.diff(path, axis=0).T)))
+        c = self.config
+        common = {
+            "expansions": expansions,
+            "start_snapped": snapped[0],
+            "goal_snapped": snapped[1],
+        }
+        if len(path) > c.max_waypoints:
+            return PlanResult(
+                False,
+                "too_many_waypoints",
+                f"the path needs {len(path)} vertices, more than max_waypoints = {c.max_waypoints}; "
+                "raise max_waypoints",
+                planning_time_s=time.perf_counter() - t0,
+                **common,  # type: ignore[arg-type]
+            )
+        waypoints = resample_polyline(path, c.max_waypoints, c.waypoint_spacing_m)
+        return PlanResult(
+            True,
+            "ok",
+            "",
+            path=path,
+            waypoints=waypoints,
+            length_m=length,
+            planning_time_s=time.perf_counter() - t0,
+            **common,  # type: ignore[arg-type]
+        )
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _search(
+        self, start_n: int, goal_n: int, t0: float, cancel_checker: Callable[[], bool] | None
+    ) -> tuple[int, int, PlanResult | None]:
+        """Run the kernel slice by slice: (status, expansions, failure result or None)."""
+        width, height = self.grid.width, self.grid.height
         self._sid += 1
         if self._sid >= 2**31 - 1:
             self._stamp[:] = 0
@@ -295,61 +350,31 @@ class ThetaStar:
                 break
             elapsed = time.perf_counter() - t0
             if cancel_checker is not None and cancel_checker():
-                return PlanResult(
-                    False,
-                    "canceled",
-                    "planning was canceled by the caller",
-                    expansions=int(state[1]),
-                    planning_time_s=elapsed,
+                return (
+                    status,
+                    int(state[1]),
+                    PlanResult(
+                        False,
+                        "canceled",
+                        "planning was canceled by the caller",
+                        expansions=int(state[1]),
+                        planning_time_s=elapsed,
+                    ),
                 )
             if limit > 0.0 and elapsed > limit:
-                return PlanResult(
-                    False,
-                    "timeout",
-                    f"no path found within max_planning_time_s = {limit} s ({int(state[1])} cells "
-                    "expanded); raise max_planning_time_s or heuristic_weight",
-                    expansions=int(state[1]),
-                    planning_time_s=elapsed,
+                return (
+                    status,
+                    int(state[1]),
+                    PlanResult(
+                        False,
+                        "timeout",
+                        f"no path found within max_planning_time_s = {limit} s ({int(state[1])} cells "
+                        "expanded); raise max_planning_time_s or heuristic_weight",
+                        expansions=int(state[1]),
+                        planning_time_s=elapsed,
+                    ),
                 )
-        if status != _kernels.FOUND:  # the labels say reachable, so this is a bug, not user input
-            raise RuntimeError(f"Theta* found no path between connected cells {cells}")
-        cells_path = [goal_n]
-        while cells_path[-1] != start_n:
-            cells_path.append(int(self._parent[cells_path[-1]]))
-        cells_path.reverse()
-        idx = np.array(cells_path, dtype=np.int64)
-        centres = np.stack([idx % width + 0.5, idx // width + 0.5], axis=1)
-        vertices = self._attach_endpoints(centres, (sx, sy), (gx, gy), snapped)
-        path = grid.grid_to_world(vertices)
-        length = float(np.sum(np.hypot(*np.diff(path, axis=0).T)))
-        c = self.config
-        common = {
-            "expansions": int(state[1]),
-            "start_snapped": snapped[0],
-            "goal_snapped": snapped[1],
-        }
-        if len(path) > c.max_waypoints:
-            return PlanResult(
-                False,
-                "too_many_waypoints",
-                f"the path needs {len(path)} vertices, more than max_waypoints = {c.max_waypoints}; "
-                "raise max_waypoints",
-                planning_time_s=time.perf_counter() - t0,
-                **common,  # type: ignore[arg-type]
-            )
-        waypoints = resample_polyline(path, c.max_waypoints, c.waypoint_spacing_m)
-        return PlanResult(
-            True,
-            "ok",
-            "",
-            path=path,
-            waypoints=waypoints,
-            length_m=length,
-            planning_time_s=time.perf_counter() - t0,
-            **common,  # type: ignore[arg-type]
-        )
-
-    # -- helpers -------------------------------------------------------------------------------
+        return status, int(state[1]), None
 
     def _free_cell(
         self, name: str, x: float, y: float
