@@ -63,3 +63,20 @@ def test_square_command_turns_exactly_ninety_degrees_per_corner_at_any_rate():
         assert math.hypot(pose.x, pose.y) < 0.05 * dt / 0.1 + 1e-6
         assert abs(normalize_angle(pose.theta)) < 1e-9
     assert square_command(lap + 0.5, 0.1, **kw) == (0.0, 0.0)
+
+
+def test_quaternion_math_matches_scipy():
+    from scipy.spatial.transform import Rotation, Slerp
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        ra, rb = Rotation.random(random_state=rng), Rotation.random(random_state=rng)
+        ta, tb = rng.normal(size=3), rng.normal(size=3)
+        a, b = Transform(ta, ra.as_quat()), Transform(tb, rb.as_quat())
+        ab = a * b
+        np.testing.assert_allclose(ab.translation, ta + ra.apply(tb), atol=1e-12)
+        assert abs(np.dot(ab.rotation, (ra * rb).as_quat())) == pytest.approx(1.0)
+        np.testing.assert_allclose(a.inverse().apply(a.apply(tb)), tb, atol=1e-12)
+        f = rng.uniform()
+        expected = Slerp([0.0, 1.0], Rotation.concatenate([ra, rb]))([f]).as_quat()[0]
+        assert abs(np.dot(a.interpolate(b, f).rotation, expected)) == pytest.approx(1.0)

@@ -12,6 +12,7 @@ from galley_nodes.node import Node
 __all__ = ["NODES", "load_node_class"]
 
 NODES: dict[str, str] = {
+    "sim": "galley_sim.sim_node:SimNode",
     "square_driver": "galley_nodes.nodes.square_driver:SquareDriverNode",
     "trajectory_logger": "galley_nodes.nodes.trajectory_logger:TrajectoryLoggerNode",
     "unicycle_base": "galley_nodes.nodes.unicycle_base:UnicycleBaseNode",

@@ -1,0 +1,27 @@
+"""Where galley finds its configuration folder (scenes, parameter files).
+
+Searched in order: ``$GALLEY_CONFIG_DIR``; ``./config`` in the working directory (the repository
+root, where users run ``galley`` and ``ros2 launch``); the ``config`` folder of the source checkout
+this package was installed from (editable installs).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["config_dirs"]
+
+
+def config_dirs() -> list[Path]:
+    """Existing configuration folders, most specific first."""
+    candidates = []
+    if env := os.environ.get("GALLEY_CONFIG_DIR"):
+        candidates.append(Path(env))
+    candidates.append(Path.cwd() / "config")
+    candidates.append(Path(__file__).resolve().parents[3] / "config")
+    seen: list[Path] = []
+    for path in candidates:
+        if path.is_dir() and path.resolve() not in [p.resolve() for p in seen]:
+            seen.append(path)
+    return seen

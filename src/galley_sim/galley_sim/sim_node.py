@@ -1,0 +1,407 @@
+"""``sim``: the built-in MuJoCo simulator as a node, with the topics of galley's Isaac Sim graphs.
+
+Subscribes ``/cmd_vel`` (geometry_msgs/Twist: linear.x, angular.z) and ``/arm/joint_command``
+(sensor_msgs/JointState: positions, or velocities without positions, by joint name; ``gripper``
+takes an opening fraction 0..1). Publishes ``/odom``, ``/tf`` (map -> odom -> base_link, arm
+links, ``object/<name>`` in map), ``/tf_static`` (laser, cameras, IMU), ``/joint_states``,
+``/scan``, ``/imu/data``, the base RGB-D and wrist RGB cameras with camera_info, the top-down
+image (latched, once per episode), and ground truth for evaluation: ``/sim/ground_truth/base_pose``
+and ``/sim/contacts`` (robot against walls and furniture).
+
+Time: physics runs in ticks of the fastest sensor rate; every message is stamped with physics
+time. In the embedded host the host's clock and physics time coincide. Under ROS 2 the node
+runs on the wall clock (``use_sim_time: false``) at ``real_time_factor`` and publishes /clock
+(``publish_clock: true``) for the other nodes, which use sim time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from galley_core.config import Config, ConfigError, param
+from galley_core.episode import Episode, sample_episode
+from galley_core.geometry import Transform
+from galley_core.scene import load_scene, scene_path
+from galley_nodes import messages
+from galley_nodes.config_files import config_dirs
+from galley_nodes.conversions import pose_msg, transform_stamped_msg
+from galley_nodes.node import Node, Publishes, Subscribes, Timer
+from galley_nodes.qos import QoS
+from galley_sim.simulator import ROBOT_FRAMES, STATIC_FRAMES, KitchenSim, SimOptions
+
+_LATCHED = QoS.latched()
+#: Rotation from a MuJoCo camera frame (x right, y up, z backward) to a ROS optical frame
+#: (x right, y down, z forward): 180 degrees about x.
+_OPTICAL = Transform(np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]))
+CAMERAS = {"base": "base_camera", "wrist": "wrist_camera"}
+
+
+@dataclass(frozen=True)
+class SimConfig(Config):
+    scene: str = param("kitchen", "scene name (config/scenes/<name>.yaml) or path to a scene file")
+    seed: int = param(0, "episode seed: robot start, object placement, colours", ge=0)
+    episode_file: str = param("", "JSON episode to run instead of sampling one from seed; empty: sample")
+    physics_rate_hz: float = param(500.0, "physics steps per second of simulated time", unit="Hz", gt=0.0)
+    state_rate_hz: float = param(
+        50.0, "rate of /odom, /tf, /joint_states and ground truth", unit="Hz", gt=0.0
+    )
+    scan_rate_hz: float = param(10.0, "LiDAR rate", unit="Hz", gt=0.0)
+    imu_rate_hz: float = param(100.0, "IMU rate", unit="Hz", gt=0.0)
+    camera_rate_hz: float = param(10.0, "base and wrist camera rate", unit="Hz", gt=0.0)
+    cameras_enabled: bool = param(True, "render the base and wrist cameras")
+    depth_enabled: bool = param(True, "render the base camera's depth image")
+    image_width: int = param(320, "base and wrist image width", unit="px", ge=16, le=1920)
+    image_height: int = param(240, "base and wrist image height", unit="px", ge=16, le=1080)
+    hide_zones_from_robot_cameras: bool = param(True, "draw the coloured zones only in the top-down image")
+    cmd_vel_timeout_s: float = param(
+        0.5, "stop the base when /cmd_vel is older than this; 0: never", unit="s", ge=0.0
+    )
+    publish_clock: bool = param(False, "publish /clock (under ROS 2; the embedded host publishes its own)")
+    real_time_factor: float = param(
+        1.0, "simulated seconds per wall second under ROS 2; keep 1 embedded", gt=0.0
+    )
+    map_frame: str = param("map", "fixed frame of ground truth and objects")
+    odom_frame: str = param("odom", "odometry frame")
+    base_frame: str = param("base_link", "robot base frame")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        tick = self.tick_rate_hz
+        for name in ("state_rate_hz", "scan_rate_hz", "imu_rate_hz", "camera_rate_hz"):
+            ratio = tick / getattr(self, name)
+            if abs(ratio - round(ratio)) > 1e-9:
+                raise ConfigError(
+                    name, getattr(self, name), f"a divisor of the fastest sensor rate ({tick:g} Hz)"
+                )
+        substeps = self.physics_rate_hz / tick
+        if abs(substeps - round(substeps)) > 1e-9:
+            raise ConfigError(
+                "physics_rate_hz",
+                self.physics_rate_hz,
+                f"a multiple of the fastest sensor rate ({tick:g} Hz)",
+            )
+
+    @property
+    def tick_rate_hz(self) -> float:
+        """The node's step rate: the fastest sensor."""
+        rates = [self.state_rate_hz, self.scan_rate_hz, self.imu_rate_hz]
+        return max([*rates, self.camera_rate_hz] if self.cameras_enabled else rates)
+
+
+class SimNode(Node):
+    name = "sim"
+    Config = SimConfig
+    subscribes = (
+        Subscribes("cmd_vel", "geometry_msgs/msg/Twist", "on_cmd_vel"),
+        Subscribes("arm/joint_command", "sensor_msgs/msg/JointState", "on_joint_command"),
+    )
+    publishes = (
+        Publishes("odom", "nav_msgs/msg/Odometry"),
+        Publishes("joint_states", "sensor_msgs/msg/JointState"),
+        Publishes("scan", "sensor_msgs/msg/LaserScan"),
+        Publishes("imu/data", "sensor_msgs/msg/Imu"),
+        Publishes("camera/base/image_raw", "sensor_msgs/msg/Image"),
+        Publishes("camera/base/depth/image_raw", "sensor_msgs/msg/Image"),
+        Publishes("camera/base/camera_info", "sensor_msgs/msg/CameraInfo"),
+        Publishes("camera/wrist/image_raw", "sensor_msgs/msg/Image"),
+        Publishes("camera/wrist/camera_info", "sensor_msgs/msg/CameraInfo"),
+        Publishes("camera/top_down/image_raw", "sensor_msgs/msg/Image", _LATCHED),
+        Publishes("sim/ground_truth/base_pose", "geometry_msgs/msg/PoseStamped"),
+        Publishes("sim/contacts", "galley_msgs/msg/Contacts"),
+        Publishes("/clock", "rosgraph_msgs/msg/Clock"),
+    )
+    timers = (Timer("on_tick", period_s=lambda c: 1.0 / (c.tick_rate_hz * c.real_time_factor)),)
+
+    def __init__(self, host: Any, config: SimConfig) -> None:
+        super().__init__(host, config)
+        c = config
+        self.scene = load_scene(scene_path(c.scene, [d / "scenes" for d in config_dirs()]))
+        self.sim = KitchenSim(
+            self.scene,
+            SimOptions(
+                timestep_s=1.0 / c.physics_rate_hz,
+                image_width=c.image_width,
+                image_height=c.image_height,
+                hide_zones_from_robot_cameras=c.hide_zones_from_robot_cameras,
+            ),
+        )
+        self._substeps = round(c.physics_rate_hz / c.tick_rate_hz)
+        self._every = {
+            name: round(c.tick_rate_hz / getattr(c, f"{name}_rate_hz"))
+            for name in ("state", "scan", "imu", "camera")
+        }
+        self._tick = 0
+        self._cmd_time_s: float | None = None
+        self._velocity_targets: dict[str, float] = {}
+        self._warned: set[str] = set()
+        self.reset(self._load_episode())
+
+    def _load_episode(self) -> Episode:
+        c = self.config
+        if c.episode_file:
+            try:
+                return Episode.from_dict(json.loads(Path(c.episode_file).read_text()))
+            except (OSError, ValueError, KeyError, TypeError) as err:
+                raise ConfigError(
+                    "episode_file", c.episode_file, f"a readable episode JSON file ({err})"
+                ) from None
+        return sample_episode(self.scene, c.seed)
+
+    # -- episodes ------------------------------------------------------------------------------
+
+    def reset(self, episode: Episode) -> None:
+        """Start an episode: place everything, publish static TF and the top-down image."""
+        self.sim.reset(episode)
+        self._cmd_time_s = None
+        self._velocity_targets.clear()
+        self.episode = episode
+        self.log.info(
+            f"episode of {episode.scene!r}, seed {episode.seed}: robot at "
+            f"({episode.robot_start.x:.2f}, {episode.robot_start.y:.2f}), objects "
+            + ", ".join(f"{p.name}@{p.zone}->{p.goal_zone}" for p in episode.objects)
+        )
+        self._publish_static_tf()
+        top = self.sim.render("top_down", width=self._top_size[0], height=self._top_size[1])
+        self.publish("camera/top_down/image_raw", self._image(top, "top_down_camera", "rgb8"))
+        self._publish_state()
+
+    @property
+    def _top_size(self) -> tuple[int, int]:
+        top = self.scene.extras.get("top_down", {})
+        return int(top.get("width_px", 640)), int(top.get("height_px", 480))
+
+    # -- commands ------------------------------------------------------------------------------
+
+    def on_cmd_vel(self, msg: Any) -> None:
+        v, w = float(msg.linear.x), float(msg.angular.z)
+        if not (math.isfinite(v) and math.isfinite(w)):
+            self._warn_once("cmd_nan", f"ignored /cmd_vel with a non-finite value ({v}, {w}); the base stops")
+            v, w = 0.0, 0.0
+        self.sim.set_base_command(v, w)
+        self._cmd_time_s = self.sim.time_s
+
+    def on_joint_command(self, msg: Any) -> None:
+        names = list(msg.name)
+        positions, velocities = list(msg.position), list(msg.velocity)
+        valid = (*self.sim.joint_names, "gripper")
+        targets: dict[str, float] = {}
+        for i, name in enumerate(names):
+            if name not in valid:
+                self._warn_once(
+                    f"joint:{name}",
+                    f"/arm/joint_command names unknown joint {name!r}; joints: {', '.join(valid)}",
+                )
+                continue
+            if i < len(positions):
+                targets[name] = float(positions[i])
+                self._velocity_targets.pop(name, None)
+            elif i < len(velocities):
+                self._velocity_targets[name] = float(velocities[i])
+        try:
+            self.sim.set_joint_targets(targets)
+        except ValueError as err:
+            self._warn_once("joint_nan", f"ignored /arm/joint_command: {err}")
+
+    def _warn_once(self, key: str, text: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            self.log.warning(text)
+
+    # -- stepping ------------------------------------------------------------------------------
+
+    def on_tick(self) -> None:
+        c = self.config
+        dt = self._substeps / c.physics_rate_hz
+        if self._velocity_targets:
+            current = self.sim.joint_targets()
+            self.sim.set_joint_targets(
+                {n: current.get(n, 0.0) + v * dt for n, v in self._velocity_targets.items()}
+            )
+        if (
+            c.cmd_vel_timeout_s > 0
+            and self._cmd_time_s is not None
+            and self.sim.time_s - self._cmd_time_s > c.cmd_vel_timeout_s
+        ):
+            self.sim.set_base_command(0.0, 0.0)
+            self._cmd_time_s = None
+        self.sim.step(self._substeps)
+        self._tick += 1
+        if c.publish_clock:
+            self.publish("/clock", self.msg("rosgraph_msgs/msg/Clock", clock=self._stamp()))
+        due = {name: self._tick % every == 0 for name, every in self._every.items()}
+        if due["state"]:
+            self._publish_state()
+        if due["imu"]:
+            self._publish_imu()
+        if due["scan"]:
+            self._publish_scan()
+        if due["camera"] and c.cameras_enabled:
+            self._publish_cameras()
+
+    def _stamp(self) -> Any:
+        return messages.time_msg(round(self.sim.time_s * 1e9))
+
+    def _header(self, frame: str) -> dict[str, Any]:
+        return {"stamp": self._stamp(), "frame_id": frame}
+
+    # -- publishing ----------------------------------------------------------------------------
+
+    def _publish_state(self) -> None:
+        c, sim = self.config, self.sim
+        stamp_ns = round(sim.time_s * 1e9)
+        odom_tf = sim.odom.to_transform()
+        v, w = sim.odom_twist
+        self.publish(
+            "odom",
+            self.msg(
+                "nav_msgs/msg/Odometry",
+                header=self._header(c.odom_frame),
+                child_frame_id=c.base_frame,
+                pose={"pose": pose_msg(sim.odom)},
+                twist={"twist": {"linear": {"x": v}, "angular": {"z": w}}},
+            ),
+        )
+        transforms = [
+            transform_stamped_msg(sim.map_to_odom(), c.map_frame, c.odom_frame, stamp_ns),
+            transform_stamped_msg(odom_tf, c.odom_frame, c.base_frame, stamp_ns),
+        ]
+        transforms += [
+            transform_stamped_msg(t, self._frame(parent), child, stamp_ns)
+            for parent, child, t in sim.relative_transforms(ROBOT_FRAMES)
+        ]
+        transforms += [
+            transform_stamped_msg(t, c.map_frame, f"object/{name}", stamp_ns)
+            for name, t in sim.object_poses().items()
+        ]
+        self.send_transforms(transforms)
+        position, velocity, effort = sim.joint_state()
+        self.publish(
+            "joint_states",
+            self.msg(
+                "sensor_msgs/msg/JointState",
+                header=self._header(""),
+                name=list(sim.joint_names),
+                position=position,
+                velocity=velocity,
+                effort=effort,
+            ),
+        )
+        self.publish(
+            "sim/ground_truth/base_pose",
+            self.msg(
+                "geometry_msgs/msg/PoseStamped",
+                header=self._header(c.map_frame),
+                pose=pose_msg(sim.base_pose()),
+            ),
+        )
+        contacts = sim.static_contacts()
+        self.publish(
+            "sim/contacts",
+            self.msg(
+                "galley_msgs/msg/Contacts",
+                header=self._header(c.map_frame),
+                robot_geoms=[a for a, _ in contacts],
+                obstacle_geoms=[b for _, b in contacts],
+            ),
+        )
+
+    def _frame(self, body: str) -> str:
+        return self.config.base_frame if body == "base_link" else body
+
+    def _publish_static_tf(self) -> None:
+        sim = self.sim
+        transforms = [
+            transform_stamped_msg(t, self._frame(p), ch, 0)
+            for p, ch, t in sim.relative_transforms(STATIC_FRAMES)
+        ]
+        base = sim.body_transform("base_link")
+        transforms.append(
+            transform_stamped_msg(
+                base.inverse() * sim.site_transform("imu"), self.config.base_frame, "imu_link", 0
+            )
+        )
+        for camera in CAMERAS.values():
+            link = sim.body_transform(f"{camera}_link")
+            optical = link.inverse() * sim.camera_transform(camera) * _OPTICAL
+            transforms.append(transform_stamped_msg(optical, f"{camera}_link", f"{camera}_optical", 0))
+        self.send_transforms(transforms, static=True)
+
+    def _publish_imu(self) -> None:
+        quat, gyro, acc = self.sim.imu()
+        self.publish(
+            "imu/data",
+            self.msg(
+                "sensor_msgs/msg/Imu",
+                header=self._header("imu_link"),
+                orientation=dict(zip("xyzw", map(float, quat), strict=True)),
+                angular_velocity=dict(zip("xyz", map(float, gyro), strict=True)),
+                linear_acceleration=dict(zip("xyz", map(float, acc), strict=True)),
+            ),
+        )
+
+    def _publish_scan(self) -> None:
+        sim = self.sim
+        lo, hi = sim.options.lidar_range_m
+        angles = sim.lidar_angles
+        self.publish(
+            "scan",
+            self.msg(
+                "sensor_msgs/msg/LaserScan",
+                header=self._header("laser"),
+                angle_min=float(angles[0]),
+                angle_max=float(angles[-1]),
+                angle_increment=float(angles[1] - angles[0]),
+                time_increment=0.0,
+                scan_time=1.0 / self.config.scan_rate_hz,
+                range_min=lo,
+                range_max=hi,
+                ranges=sim.scan(),
+            ),
+        )
+
+    def _image(self, pixels: np.ndarray[Any, Any], frame: str, encoding: str) -> Any:
+        height, width = pixels.shape[:2]
+        channels = pixels.shape[2] if pixels.ndim == 3 else 1
+        return self.msg(
+            "sensor_msgs/msg/Image",
+            header=self._header(frame),
+            height=height,
+            width=width,
+            encoding=encoding,
+            is_bigendian=0,
+            step=width * channels * pixels.itemsize,
+            data=np.ascontiguousarray(pixels).view(np.uint8).reshape(-1),
+        )
+
+    def _camera_info(self, camera: str, frame: str) -> Any:
+        c = self.config
+        fx, fy, cx, cy = self.sim.camera_intrinsics(camera, c.image_width, c.image_height)
+        return self.msg(
+            "sensor_msgs/msg/CameraInfo",
+            header=self._header(frame),
+            height=c.image_height,
+            width=c.image_width,
+            distortion_model="plumb_bob",
+            d=np.zeros(5),
+            k=[fx, 0.0, cx, 0.0, fy, cy, 0.0, 0.0, 1.0],
+            r=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
+            p=[fx, 0.0, cx, 0.0, 0.0, fy, cy, 0.0, 0.0, 0.0, 1.0, 0.0],
+        )
+
+    def _publish_cameras(self) -> None:
+        for short, camera in CAMERAS.items():
+            frame = f"{camera}_optical"
+            self.publish(f"camera/{short}/image_raw", self._image(self.sim.render(camera), frame, "rgb8"))
+            self.publish(f"camera/{short}/camera_info", self._camera_info(camera, frame))
+        if self.config.depth_enabled:
+            depth = self.sim.render("base_camera", depth=True).astype(np.float32)
+            self.publish("camera/base/depth/image_raw", self._image(depth, "base_camera_optical", "32FC1"))
+
+    def on_shutdown(self) -> None:
+        self.sim.close()
