@@ -265,7 +265,7 @@ def load_map_yaml(yaml_path: str | Path) -> OccupancyGrid:
     """Load a nav2 map_server map (YAML + image) as nav2's map_server does.
 
     ``mode`` defaults to trinary; ``negate`` to 0, ``occupied_thresh`` to 0.65 and ``free_thresh``
-    to 0.25 (nav2 map_saver's values) when absent.
+    to 0.196 (ROS map_server's values) when absent.
 
     Raises:
         MapFileError: the YAML or the image is missing or malformed; the message names the file,
@@ -296,7 +296,7 @@ def load_map_yaml(yaml_path: str | Path) -> OccupancyGrid:
         raise MapFileError(f"map file {path}: 'mode' = {mode!r} must be one of {', '.join(_MODES)}")
     negate = _yaml_value(doc, "negate", path, int, 0)
     occupied_thresh = _yaml_value(doc, "occupied_thresh", path, float, 0.65)
-    free_thresh = _yaml_value(doc, "free_thresh", path, float, 0.25)
+    free_thresh = _yaml_value(doc, "free_thresh", path, float, 0.196)
     if not (math.isfinite(resolution) and resolution > 0.0):
         raise MapFileError(f"map file {path}: 'resolution' = {resolution} must be > 0 (metres per cell)")
     if not 0.0 <= free_thresh <= occupied_thresh <= 1.0:
@@ -354,11 +354,13 @@ def save_map_yaml(
     *,
     mode: str = "trinary",
     occupied_thresh: float = 0.65,
-    free_thresh: float = 0.25,
+    free_thresh: float = 0.196,
 ) -> Path:
     """Write ``grid`` as a nav2 map (YAML + PGM beside it, same stem) as nav2's map_saver does.
 
     Trinary: free 254, occupied 0, unknown 205; scale: ``255 * (100 - value) / 100``, unknown 205.
+    ``free_thresh`` defaults to 0.196 (ROS map_server's value) so that 205 (occ 0.196) reads back as
+    unknown; with nav2 map_saver's 0.25 it would read back as free.
 
     Returns:
         The path of the image written.
