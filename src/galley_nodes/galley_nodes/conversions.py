@@ -10,9 +10,14 @@ from typing import Any
 import numpy as np
 
 from galley_core.geometry import Pose2D, Transform
+from galley_core.navigation.grid import OccupancyGrid
 from galley_nodes import messages
 
 __all__ = [
+    "occupancy_grid_from_msg",
+    "occupancy_grid_msg",
+    "path_from_msg",
+    "path_msg",
     "pose2d_from_pose_msg",
     "pose_msg",
     "transform_from_msg",
@@ -20,12 +25,18 @@ __all__ = [
 ]
 
 
-def transform_stamped_msg(transform: Transform, parent: str, child: str, stamp_ns: int) -> Any:
-    """``geometry_msgs/msg/TransformStamped`` of ``T_parent_child`` at ``stamp_ns``."""
+def transform_stamped_msg(transform: Transform, parent: str, child: str, stamp: int | Any) -> Any:
+    """``geometry_msgs/msg/TransformStamped`` of ``T_parent_child``.
+
+    ``stamp`` is integer nanoseconds or a ``builtin_interfaces/msg/Time`` (share one among the
+    transforms of a TF message: they are built by the thousand).
+    """
     t, q = transform.translation, transform.rotation
+    if isinstance(stamp, int):
+        stamp = messages.time_msg(stamp)
     return messages.new(
         "geometry_msgs/msg/TransformStamped",
-        header=messages.new("std_msgs/msg/Header", stamp=messages.time_msg(stamp_ns), frame_id=parent),
+        header=messages.new("std_msgs/msg/Header", stamp=stamp, frame_id=parent),
         child_frame_id=child,
         transform=messages.new(
             "geometry_msgs/msg/Transform",
@@ -66,3 +77,78 @@ def pose2d_from_pose_msg(msg: Any) -> Pose2D:
     """Planar pose (x, y, yaw) of a ``geometry_msgs/msg/Pose``."""
     p, q = msg.position, msg.orientation
     return Transform(np.array([p.x, p.y, p.z]), np.array([q.x, q.y, q.z, q.w])).to_pose2d()
+
+
+def occupancy_grid_msg(grid: OccupancyGrid, frame_id: str, stamp_ns: int, data: Any = None) -> Any:
+    """``nav_msgs/msg/OccupancyGrid`` of a grid (``data``: other cell values of the same shape)."""
+    cells = np.asarray(grid.data if data is None else data, dtype=np.int8)
+    stamp = messages.time_msg(stamp_ns)
+    return messages.new(
+        "nav_msgs/msg/OccupancyGrid",
+        header=messages.new("std_msgs/msg/Header", stamp=stamp, frame_id=frame_id),
+        info=messages.new(
+            "nav_msgs/msg/MapMetaData",
+            map_load_time=stamp,
+            resolution=float(grid.resolution),
+            width=grid.width,
+            height=grid.height,
+            origin=pose_msg(grid.origin),
+        ),
+        data=cells.reshape(-1),
+    )
+
+
+def occupancy_grid_from_msg(msg: Any) -> OccupancyGrid:
+    """:class:`OccupancyGrid` of a ``nav_msgs/msg/OccupancyGrid``.
+
+    Raises:
+        ValueError: the data does not match width x height, or the metadata is not valid.
+    """
+    info = msg.info
+    width, height = int(info.width), int(info.height)
+    data = np.asarray(msg.data, dtype=np.int8)
+    if data.size != width * height or data.size == 0:
+        raise ValueError(f"map has {data.size} cells, but its info says {width} x {height}")
+    return OccupancyGrid(
+        data.reshape(height, width), float(info.resolution), pose2d_from_pose_msg(info.origin)
+    )
+
+
+def path_msg(points: Any, frame_id: str, stamp_ns: int, goal_yaw: float | None = None) -> Any:
+    """``nav_msgs/msg/Path`` through ``(N, 2)`` points (metres); each pose faces the next point.
+
+    The last pose carries ``goal_yaw`` (radians) when given, else the last segment's heading.
+    """
+    pts = np.asarray(points, dtype=float).reshape(-1, 2)
+    yaws = np.zeros(len(pts))
+    if len(pts) >= 2:
+        d = np.diff(pts, axis=0)
+        yaws[:-1] = np.arctan2(d[:, 1], d[:, 0])
+        yaws[-1] = yaws[-2]
+    if goal_yaw is not None and len(pts):
+        yaws[-1] = goal_yaw
+    header = messages.new("std_msgs/msg/Header", stamp=messages.time_msg(stamp_ns), frame_id=frame_id)
+    poses = [
+        messages.new(
+            "geometry_msgs/msg/PoseStamped", header=header, pose=pose_msg(Pose2D(float(x), float(y), yaw))
+        )
+        for (x, y), yaw in zip(pts, yaws.tolist(), strict=True)
+    ]
+    return messages.new("nav_msgs/msg/Path", header=header, poses=poses)
+
+
+def path_from_msg(msg: Any) -> tuple[Any, float | None]:
+    """``(N, 2)`` points (metres) of a ``nav_msgs/msg/Path`` and the last pose's yaw.
+
+    The yaw is None when the last orientation is not a usable quaternion (e.g. all zeros).
+    Non-finite positions are kept, for the caller to reject with a reason.
+    """
+    pts = np.array([[p.pose.position.x, p.pose.position.y] for p in msg.poses], dtype=float).reshape(-1, 2)
+    if not msg.poses:
+        return pts, None
+    q = msg.poses[-1].pose.orientation
+    try:
+        yaw = Transform(np.zeros(3), np.array([q.x, q.y, q.z, q.w])).yaw()
+    except ValueError:
+        return pts, None
+    return pts, yaw

@@ -12,6 +12,9 @@ from galley_nodes.node import Node
 __all__ = ["NODES", "load_node_class"]
 
 NODES: dict[str, str] = {
+    "diff_drive_controller": "galley_nodes.nodes.diff_drive_controller:DiffDriveControllerNode",
+    "global_planner": "galley_nodes.nodes.global_planner:GlobalPlannerNode",
+    "map_server": "galley_nodes.nodes.map_server:MapServerNode",
     "sim": "galley_sim.sim_node:SimNode",
     "square_driver": "galley_nodes.nodes.square_driver:SquareDriverNode",
     "trajectory_logger": "galley_nodes.nodes.trajectory_logger:TrajectoryLoggerNode",

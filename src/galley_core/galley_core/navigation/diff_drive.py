@@ -190,9 +190,20 @@ class DiffDriveController:
         self._path = np.zeros((0, 2))
         self.v = 0.0
 
-    def fail(self, reason: str) -> None:
-        """Abort the current path (e.g. stale odometry): zero commands, FAILED with ``reason``."""
+    def fail(self, reason: str, path: FollowedPath | None = None) -> None:
+        """Abort (e.g. stale odometry): zero commands, FAILED with ``reason``.
+
+        ``path``, when it is not the one being followed, is adopted first, so that the failure is
+        reported for it.
+        """
+        if path is not None and path is not self._current:
+            self._start(path)
         self._fail(reason)
+
+    @property
+    def current(self) -> FollowedPath | None:
+        """The path last given to :meth:`step` (None when withdrawn or never given)."""
+        return self._current
 
     def step(
         self, pose: Pose2D, path: FollowedPath | None, dt: float

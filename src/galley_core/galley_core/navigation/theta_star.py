@@ -396,12 +396,15 @@ class ThetaStar:
             )
         if not self.blocked[r, c]:
             return (r, c), False, None
-        what = (
-            "an obstacle"
-            if self.obstacles[r, c]
-            else f"{self.obstacle_distance_m[r, c]:.2f} m from an obstacle, inside the clearance "
-            f"{self.config.clearance_m} m"
-        )
+        if self.obstacles[r, c]:
+            unknown = self.grid.data[r, c] == UNKNOWN
+            what = "an unknown cell (allow_unknown is false)" if unknown else "an obstacle"
+        else:
+            margin = grid.resolution * _HALF_DIAGONAL
+            what = (
+                f"{self.obstacle_distance_m[r, c]:.2f} m from an obstacle, inside the clearance "
+                f"{self.config.clearance_m} m plus half a cell diagonal ({margin:.3f} m)"
+            )
         if self.config.snap_to_free:
             found = self._nearest_free(x, y, self.config.snap_radius_m)
             if found is not None:
