@@ -246,3 +246,14 @@ def test_nan_or_missing_odometry_and_empty_plans(lone_controller):
     plans.publish(messages.new("nav_msgs/msg/Path", header={"frame_id": "odom"}, poses=[]))
     host.run_for(0.1)
     assert status[-1].state == CANCELED and cmds[-1].linear.x == 0.0
+
+
+def test_the_navigation_params_file_configures_all_three_nodes(repo, kitchen_yaml):
+    host = EmbeddedHost(params_files=[repo / "config" / "navigation.yaml"])
+    server = host.add_node(MapServerNode, parameters={"yaml_filename": str(kitchen_yaml)})
+    planner = host.add_node(GlobalPlannerNode)
+    controller = host.add_node(DiffDriveControllerNode)
+    assert server.grid is not None
+    assert planner.config.clearance_m == 0.3 and planner.config.max_waypoints == 100
+    assert controller.config.band_speed_limits_mps == (0.12, 0.08, 0.05, 0.03)
+    assert controller.config.rate_hz == 10.0 and not controller.config.use_tf

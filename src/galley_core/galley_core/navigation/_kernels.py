@@ -193,6 +193,11 @@ def _sift_down(heap: Any, hpos: Any, f: Any, g: Any, i: int, size: int) -> None:
 
 
 @_njit
+def _dist(dr: float, dc: float) -> float:
+    return math.sqrt(dr * dr + dc * dc)
+
+
+@_njit
 def search(
     blocked: Any,
     width: int,
@@ -228,7 +233,7 @@ def search(
         gr = goal // width
         gc = goal - gr * width
         sr = start // width
-        f[start] = heuristic_weight * math.hypot(sr - gr, start - sr * width - gc)
+        f[start] = heuristic_weight * _dist(sr - gr, start - sr * width - gc)
         parent[start] = start
         heap[0] = start
         hpos[start] = 0
@@ -296,7 +301,7 @@ def search(
             if p != s:
                 # Path 2: straight from s's parent, when visible. It is never longer than path 1,
                 # so when it would not improve n neither would path 1.
-                cand = g_p + math.hypot(nr - p_r, nc - p_c)
+                cand = g_p + _dist(nr - p_r, nc - p_c)
                 if cand >= g_old:
                     continue
                 if line_of_sight(blocked, width, p_r, p_c, nr, nc):
@@ -310,7 +315,7 @@ def search(
                 new_parent = s
             g[n] = new_g
             parent[n] = new_parent
-            f[n] = new_g + heuristic_weight * math.hypot(nr - goal_r, nc - goal_c)
+            f[n] = new_g + heuristic_weight * _dist(nr - goal_r, nc - goal_c)
             if hpos[n] < 0:
                 heap[size] = n
                 hpos[n] = size
