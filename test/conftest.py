@@ -3,7 +3,11 @@ nodes and hosts. Nodes run in the embedded host; tests marked ros2 need rclpy an
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+# MuJoCo picks its GL backend when first imported; render headless whatever a test imports first.
+os.environ.setdefault("MUJOCO_GL", "egl")
 
 import pytest
 

@@ -124,6 +124,18 @@ class Transform:
     def identity() -> Transform:
         return Transform()
 
+    @staticmethod
+    def trusted(translation: NDArray[np.float64], rotation: NDArray[np.float64]) -> Transform:
+        """A transform from values known to be finite, with a unit quaternion (e.g. a physics engine's).
+
+        Skips the checks and the normalisation of the constructor, which cost more than the
+        transform itself where thousands are built per simulated second.
+        """
+        transform = object.__new__(Transform)
+        object.__setattr__(transform, "translation", translation)
+        object.__setattr__(transform, "rotation", rotation)
+        return transform
+
     def __mul__(self, other: Transform) -> Transform:
         """Compose: ``T_a_b * T_b_c = T_a_c``."""
         return Transform(

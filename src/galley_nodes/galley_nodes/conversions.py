@@ -5,6 +5,7 @@ Works with the message classes of either host (see :mod:`galley_nodes.messages`)
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -31,21 +32,18 @@ def transform_stamped_msg(transform: Transform, parent: str, child: str, stamp: 
     ``stamp`` is integer nanoseconds or a ``builtin_interfaces/msg/Time`` (share one among the
     transforms of a TF message: they are built by the thousand).
     """
-    t, q = transform.translation, transform.rotation
+    (tx, ty, tz), (qx, qy, qz, qw) = transform.translation.tolist(), transform.rotation.tolist()
     if isinstance(stamp, int):
         stamp = messages.time_msg(stamp)
-    return messages.new(
+    new = messages.backend().new
+    return new(
         "geometry_msgs/msg/TransformStamped",
-        header=messages.new("std_msgs/msg/Header", stamp=stamp, frame_id=parent),
+        header=new("std_msgs/msg/Header", stamp=stamp, frame_id=parent),
         child_frame_id=child,
-        transform=messages.new(
+        transform=new(
             "geometry_msgs/msg/Transform",
-            translation=messages.new(
-                "geometry_msgs/msg/Vector3", x=float(t[0]), y=float(t[1]), z=float(t[2])
-            ),
-            rotation=messages.new(
-                "geometry_msgs/msg/Quaternion", x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3])
-            ),
+            translation=new("geometry_msgs/msg/Vector3", x=tx, y=ty, z=tz),
+            rotation=new("geometry_msgs/msg/Quaternion", x=qx, y=qy, z=qz, w=qw),
         ),
     )
 
@@ -58,7 +56,15 @@ def transform_from_msg(msg: Any) -> Transform:
     """
     tf = getattr(msg, "transform", msg)
     t, q = tf.translation, tf.rotation
-    return Transform(np.array([t.x, t.y, t.z]), np.array([q.x, q.y, q.z, q.w]))
+    norm = math.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
+    if not (math.isfinite(t.x + t.y + t.z) and math.isfinite(norm)) or norm < 1e-9:
+        raise ValueError(
+            f"transform has a non-finite value or a zero quaternion: translation ({t.x}, {t.y}, {t.z}), "
+            f"rotation ({q.x}, {q.y}, {q.z}, {q.w})"
+        )
+    return Transform.trusted(
+        np.array([t.x, t.y, t.z]), np.array([q.x / norm, q.y / norm, q.z / norm, q.w / norm])
+    )
 
 
 def pose_msg(pose: Pose2D) -> Any:

@@ -137,6 +137,7 @@ class SimNode(Node):
             for name in ("state", "scan", "imu", "camera")
         }
         self._tick = 0
+        self._stamp_cache: tuple[int, Any] = (-1, None)
         self._cmd_time_s: float | None = None
         self._velocity_targets: dict[str, float] = {}
         self._warned: set[str] = set()
@@ -158,6 +159,7 @@ class SimNode(Node):
     def reset(self, episode: Episode) -> None:
         """Start an episode: place everything, publish static TF and the top-down image."""
         self.sim.reset(episode)
+        self._stamp_cache = (-1, None)
         self._cmd_time_s = None
         self._velocity_targets.clear()
         self.episode = episode
@@ -245,7 +247,10 @@ class SimNode(Node):
             self._publish_cameras()
 
     def _stamp(self) -> Any:
-        return messages.time_msg(round(self.sim.time_s * 1e9))
+        """The current physics time as a Time message, built once per tick."""
+        if self._stamp_cache[0] != self._tick:
+            self._stamp_cache = (self._tick, messages.time_msg(round(self.sim.time_s * 1e9)))
+        return self._stamp_cache[1]
 
     def _header(self, frame: str) -> dict[str, Any]:
         return {"stamp": self._stamp(), "frame_id": frame}
@@ -254,7 +259,7 @@ class SimNode(Node):
 
     def _publish_state(self) -> None:
         c, sim = self.config, self.sim
-        stamp_ns = round(sim.time_s * 1e9)
+        stamp = self._stamp()  # one Time message shared by this state's messages
         odom_tf = sim.odom.to_transform()
         v, w = sim.odom_twist
         self.publish(
@@ -268,15 +273,15 @@ class SimNode(Node):
             ),
         )
         transforms = [
-            transform_stamped_msg(sim.map_to_odom(), c.map_frame, c.odom_frame, stamp_ns),
-            transform_stamped_msg(odom_tf, c.odom_frame, c.base_frame, stamp_ns),
+            transform_stamped_msg(sim.map_to_odom(), c.map_frame, c.odom_frame, stamp),
+            transform_stamped_msg(odom_tf, c.odom_frame, c.base_frame, stamp),
         ]
         transforms += [
-            transform_stamped_msg(t, self._frame(parent), child, stamp_ns)
+            transform_stamped_msg(t, self._frame(parent), child, stamp)
             for parent, child, t in sim.relative_transforms(ROBOT_FRAMES)
         ]
         transforms += [
-            transform_stamped_msg(t, c.map_frame, f"object/{name}", stamp_ns)
+            transform_stamped_msg(t, c.map_frame, f"object/{name}", stamp)
             for name, t in sim.object_poses().items()
         ]
         self.send_transforms(transforms)

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from galley_core.episode import Episode
 from galley_core.geometry import Pose2D, Transform, normalize_angle
 from galley_core.kinematics import integrate_unicycle
-from galley_core.scene import Scene
+from galley_core.scene import Scene, SceneError
 from galley_sim.mjcf import OBJECT_GROUP, STATIC_GROUP, ZONE_GROUP, object_body_name, scene_xml
 
 __all__ = ["ARM_JOINTS", "FINGER_JOINTS", "KitchenSim", "PreflightError", "SimOptions"]
@@ -32,6 +32,8 @@ __all__ = ["ARM_JOINTS", "FINGER_JOINTS", "KitchenSim", "PreflightError", "SimOp
 ARM_JOINTS = ("waist", "shoulder", "elbow", "forearm_roll", "wrist_angle", "wrist_rotate")
 FINGER_JOINTS = ("left_finger", "right_finger")
 FINGER_MAX_M = 0.04
+#: Physics steps between updates of the base's velocity targets and of odometry (10 ms at 500 Hz).
+BASE_CONTROL_STEPS = 5
 #: Arm joint positions (rad) of the tucked pose an episode starts in: clear of the base camera's view.
 TUCKED = (0.0, -1.85, 2.6, 0.0, 0.82, 0.0)
 #: Robot bodies published on TF, each with its parent (arm chain and camera links).
@@ -51,7 +53,7 @@ ROBOT_FRAMES = (
 STATIC_FRAMES = (("base_link", "laser"), ("base_link", "base_camera_link"))
 
 
-class PreflightError(RuntimeError):
+class PreflightError(SceneError):
     """The scene or episode cannot be simulated as given; the message names the object and the fix."""
 
 
@@ -76,8 +78,9 @@ class SimOptions:
 
 
 def _transform(pos: NDArray[np.float64], quat_wxyz: NDArray[np.float64]) -> Transform:
+    """A Transform from MuJoCo's position and (w, x, y, z) quaternion, which are always valid."""
     w, x, y, z = quat_wxyz
-    return Transform(np.array(pos, dtype=float), np.array([x, y, z, w]))
+    return Transform.trusted(np.array(pos, dtype=float), np.array([x, y, z, w]))
 
 
 class KitchenSim:
@@ -116,6 +119,7 @@ class KitchenSim:
         self._ray_groups = np.zeros(6, dtype=np.uint8)
         self._ray_groups[[STATIC_GROUP, OBJECT_GROUP]] = 1
         self._renderers: dict[tuple[int, int], Any] = {}
+        self._body_ids: dict[str, int] = {}
         self._static_geoms = {
             i
             for i in range(m.ngeom)
@@ -275,23 +279,34 @@ class KitchenSim:
         return float(self.data.time)
 
     def step(self, count: int = 1) -> None:
-        """Advance physics by ``count`` steps, driving the base as a unicycle and integrating odometry."""
+        """Advance physics by ``count`` steps, driving the base as a unicycle and integrating odometry.
+
+        The base's world-frame velocity targets are set every :data:`BASE_CONTROL_STEPS` steps
+        from the heading predicted for the middle of that interval, and odometry integrates the
+        measured forward motion (what wheel encoders see: sideways pushes are not counted) and
+        yaw change over it, exactly as an arc.
+        """
         m, d = self.model, self.data
         v, w = self.command
         byaw = self._base_qpos[2]
-        dx, dy, dyaw = self._base_dof
         ax, ay, ayaw = self._base_act
-        dt = m.opt.timestep
-        for _ in range(count):
-            yaw = d.qpos[byaw]
-            d.ctrl[ax] = v * math.cos(yaw)
-            d.ctrl[ay] = v * math.sin(yaw)
+        bx, by = self._base_qpos[0], self._base_qpos[1]
+        done = 0
+        while done < count:
+            n = min(BASE_CONTROL_STEPS, count - done)
+            dt = n * m.opt.timestep
+            x0, y0, yaw0 = d.qpos[bx], d.qpos[by], d.qpos[byaw]
+            heading = yaw0 + 0.5 * w * dt
+            d.ctrl[ax] = v * math.cos(heading)
+            d.ctrl[ay] = v * math.sin(heading)
             d.ctrl[ayaw] = w
-            mujoco.mj_step(m, d)
-            yaw = d.qpos[byaw]
-            forward = d.qvel[dx] * math.cos(yaw) + d.qvel[dy] * math.sin(yaw)
-            self.odom = integrate_unicycle(self.odom, forward, d.qvel[dyaw], dt)
-            self.odom_twist = (forward, float(d.qvel[dyaw]))
+            mujoco.mj_step(m, d, nstep=n)
+            dyaw = d.qpos[byaw] - yaw0
+            mid = yaw0 + 0.5 * dyaw
+            forward = ((d.qpos[bx] - x0) * math.cos(mid) + (d.qpos[by] - y0) * math.sin(mid)) / dt
+            self.odom = integrate_unicycle(self.odom, forward, dyaw / dt, dt)
+            self.odom_twist = (forward, dyaw / dt)
+            done += n
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -330,15 +345,21 @@ class KitchenSim:
 
     def relative_transforms(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str, Transform]]:
         """``T_parent_child`` for (parent, child) body pairs (computed by MuJoCo's pose functions)."""
-        d = self.data
+        xpos, xquat = self.data.xpos, self.data.xquat
         out = []
         inv_pos, inv_quat, pos, quat = np.empty(3), np.empty(4), np.empty(3), np.empty(4)
         for parent, child in pairs:
-            p, c = d.body(parent), d.body(child)
-            mujoco.mju_negPose(inv_pos, inv_quat, p.xpos, p.xquat)
-            mujoco.mju_mulPose(pos, quat, inv_pos, inv_quat, c.xpos, c.xquat)
+            p, c = self._body_id(parent), self._body_id(child)
+            mujoco.mju_negPose(inv_pos, inv_quat, xpos[p], xquat[p])
+            mujoco.mju_mulPose(pos, quat, inv_pos, inv_quat, xpos[c], xquat[c])
             out.append((parent, child, _transform(pos, quat)))
         return out
+
+    def _body_id(self, name: str) -> int:
+        body_id = self._body_ids.get(name)
+        if body_id is None:
+            body_id = self._body_ids[name] = self.model.body(name).id
+        return body_id
 
     def site_transform(self, name: str) -> Transform:
         """``T_map_site`` of a site, e.g. ``tcp`` (the tool centre point between the fingertips)."""

@@ -11,6 +11,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from galley_core.scene import SceneError
 from galley_nodes.params_file import ParameterError
 
 __all__ = ["main"]
@@ -21,14 +22,14 @@ class UsageError(Exception):
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from galley_nodes.cli import demo, doctor, nodes
+    from galley_nodes.cli import demo, doctor, map, nodes
 
     parser = argparse.ArgumentParser(
         prog="galley", description="galley: language-guided kitchen mobile manipulation"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (doctor, demo, nodes):
+    for module in (doctor, demo, map, nodes):
         module.add_parser(sub)
     return parser
 
@@ -41,10 +42,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="[%(levelname)s] %(message)s",
         stream=sys.stderr,
     )
-    logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    for noisy in ("matplotlib", "OpenGL"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return int(args.run(args))
-    except (UsageError, ParameterError, FileNotFoundError) as err:
+    except (UsageError, ParameterError, FileNotFoundError, SceneError) as err:
         print(f"galley {args.command}: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -39,16 +39,17 @@ _STRING_TYPES = ("string", "wstring")
 def find_galley_msg_dir() -> Path:
     """The folder holding galley_msgs' ``.msg`` files.
 
-    Looked up in order: ``$GALLEY_MSGS_DIR``; ``share/galley_msgs/msg`` under each prefix of
+    Looked up in order: ``$GALLEY_MSGS_DIR``; the source checkout next to this package (an
+    editable install, always current); ``share/galley_msgs/msg`` under each prefix of
     ``$AMENT_PREFIX_PATH`` (a colcon install) and under ``sys.prefix`` (a pip install of
-    src/galley_msgs); the source checkout next to this package (an editable install).
+    src/galley_msgs).
     """
     candidates: list[Path] = []
     if env := os.environ.get("GALLEY_MSGS_DIR"):
         candidates.append(Path(env))
+    candidates.append(Path(__file__).resolve().parents[3] / "galley_msgs" / "msg")
     prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
     candidates += [Path(p) / "share" / "galley_msgs" / "msg" for p in [*prefixes, sys.prefix]]
-    candidates.append(Path(__file__).resolve().parents[3] / "galley_msgs" / "msg")
     for path in candidates:
         if path.is_dir() and any(path.glob("*.msg")):
             return path
