@@ -188,7 +188,7 @@ def test_robot_cameras_can_hide_the_zones(kitchen):
 
 
 def test_joint_commands_bring_the_arm_to_targets(kitchen, tmp_path):
-    host, _, seen, commands = start_sim(tmp_path, episode_with(kitchen, (0.0, 0.8, 0.0)))
+    _, _, seen, commands = start_sim(tmp_path, episode_with(kitchen, (0.0, 0.8, 0.0)))
     targets = dict(zip(ARM_JOINTS, (0.4, 0.3, 0.9, -0.5, 0.6, 1.0), strict=True))
     commands.joints(3.0, **targets, gripper=0.5)
     state = seen["/joint_states"][-1]
