@@ -40,6 +40,7 @@ from galley_core.navigation.theta_star import ThetaStar, ThetaStarConfig
 
 REPO = Path(__file__).resolve().parents[1]
 KITCHEN = REPO / "maps" / "kitchen.yaml"
+_PMP_WARM: list[bool] = []
 
 
 def random_grid(n: int, density: float = 0.15, seed: int = 0) -> OccupancyGrid:
@@ -118,6 +119,9 @@ def run_pmp(blocked: np.ndarray, cells: Any) -> dict[str, Any] | None:
         from python_motion_planning.path_planner import ThetaStar as PmpThetaStar
     except ImportError:
         return None
+    if not _PMP_WARM:  # its numba helpers compile or load on first use: keep that out of the timing
+        PmpThetaStar(map_=Grid(bounds=[[0, 8], [0, 8]], resolution=1.0), start=(0, 0), goal=(7, 7)).plan()
+        _PMP_WARM.append(True)
     h, w = blocked.shape
     type_map = np.where(blocked, TYPES.OBSTACLE, TYPES.FREE).astype(np.int8)
     env = Grid(bounds=[[0, h], [0, w]], resolution=1.0, type_map=type_map, strict_collision=True)
