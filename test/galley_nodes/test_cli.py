@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 
@@ -42,29 +41,29 @@ def test_doctor_command_exit_status_and_json():
     assert {c["name"] for c in report["checks"]} >= {"python", "rosbags", "ros2 (rclpy)", "gpu"}
 
 
-def test_demo_writes_a_report_and_closes_the_square(tmp_path, repo):
+def test_demo_tours_zones_on_the_simulator_and_reports_with_a_picture(tmp_path, repo):
     out = tmp_path / "demo"
-    proc = galley("demo", "--params", str(repo / "config" / "demo.yaml"), "--out", str(out))
+    proc = galley("demo", "--zones", "blue,yellow", "--seed", "3", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert "[##########]" in proc.stdout  # progress reached the end
+    assert "[2/2] yellow  zone: succeeded" in proc.stdout  # progress per goal
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["laps"] == 2 and summary["side_m"] == 1.5
-    assert summary["closure_error_m"] < 1e-3
-    assert math.isclose(summary["distance_m"], summary["expected_distance_m"], rel_tol=0.02)
-    assert summary["topics"]["/cmd_vel"]["dropped"] == 0
-    assert (out / "trajectory.png").stat().st_size > 10_000
-    rows = (out / "trajectory.csv").read_text().splitlines()
-    assert rows[0] == "t_s,x_m,y_m,yaw_rad" and len(rows) > 100
+    assert summary["succeeded"] == 2 and summary["contacts"] == []
+    for goal in summary["goals"]:
+        assert goal["final_distance_m"] <= 0.09 and goal["final_heading_error_rad"] < 0.1
+    assert (out / "tour.png").stat().st_size > 20_000
 
 
-def test_a_bad_params_file_is_one_clear_line_not_a_traceback(tmp_path):
+def test_user_mistakes_are_one_clear_line_not_a_traceback(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("square_driver:\n  ros__parameters:\n    speed_mps: 0\n")
+    bad.write_text("sim:\n  ros__parameters:\n    scan_rate_hz: 0\n")
     proc = galley("demo", "--params", str(bad), "--out", str(tmp_path / "out"))
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
-    assert "node '/square_driver': parameter 'speed_mps' = 0 is not allowed: > 0" in proc.stderr
+    assert "node '/sim': parameter 'scan_rate_hz' = 0 is not allowed: > 0" in proc.stderr
     assert str(bad) in proc.stderr
+    zone = galley("demo", "--zones", "orange", "--out", str(tmp_path / "out"))
+    assert zone.returncode == 2 and "no zone 'orange'; zones: red, green, blue, yellow, purple" in zone.stderr
+    assert "Traceback" not in zone.stderr
     missing = galley("demo", "--params", str(tmp_path / "nope.yaml"))
     assert (
         missing.returncode == 2 and "does not exist" in missing.stderr and "Traceback" not in missing.stderr

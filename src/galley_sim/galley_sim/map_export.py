@@ -51,11 +51,11 @@ def rasterize_scene(scene: Scene, resolution_m: float = 0.05) -> OccupancyGrid:
             continue
         local = (centres - pos[:2]) @ rot[:2, :2]  # cell centres in the geom's (upright) frame
         if kind == mujoco.mjtGeom.mjGEOM_BOX:
-            inside = (np.abs(local[..., 0]) <= size[0] + half_cell) & (
-                np.abs(local[..., 1]) <= size[1] + half_cell
-            )
+            # Occupied when the cell overlaps the footprint by more than a shared boundary.
+            reach = size[:2] + half_cell - 1e-9
+            inside = (np.abs(local[..., 0]) < reach[0]) & (np.abs(local[..., 1]) < reach[1])
         else:  # cylinders and spheres: a disc
-            inside = np.hypot(local[..., 0], local[..., 1]) <= size[0] + half_cell
+            inside = np.hypot(local[..., 0], local[..., 1]) < size[0] + half_cell - 1e-9
         occupied |= inside
     grid = np.where(occupied, 100, 0).astype(np.int8)
     return OccupancyGrid(grid, resolution_m, Pose2D(x0, y0, 0.0))

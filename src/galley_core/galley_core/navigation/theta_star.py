@@ -61,8 +61,10 @@ _HALF_DIAGONAL = 1.0 / math.sqrt(2.0)
 class ThetaStarConfig(Config):
     """Parameters of :class:`ThetaStar`; every distance in metres."""
 
+    # 0.4 m: the circumscribed radius of galley_mm's 0.6 m x 0.5 m base (0.39 m), so that the base
+    # can turn anywhere on the path without touching anything.
     clearance_m: float = param(
-        0.3, "R: every path segment keeps at least this distance from obstacle cell centres", unit="m", ge=0.0
+        0.4, "R: every path segment keeps at least this distance from obstacle cell centres", unit="m", ge=0.0
     )
     occupied_threshold: int = param(
         65, "cells with an occupancy value (percent) at or above this are obstacles", ge=1, le=100

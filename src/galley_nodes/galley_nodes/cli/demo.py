@@ -1,10 +1,12 @@
-"""``galley demo``: three nodes in the embedded host drive a base around a square.
+"""``galley demo``: a tour of the kitchen's zones on the built-in simulator, with a picture.
 
-``square_driver`` publishes /cmd_vel, ``unicycle_base`` integrates it into /odom and TF, and
-``trajectory_logger`` follows ``base_link`` through TF. The run shows progress and ends with a
-report in the output folder: ``summary.json`` (figures), ``trajectory.csv`` and
-``trajectory.png`` (the driven path over the commanded square). The tasks issue replaces this
-with the main job, ``galley run``.
+Runs the sim, map_server, global_planner and diff_drive_controller nodes in the embedded host on
+an episode drawn from ``--seed``, and sends the base to the approach pose of each zone in turn
+(what the task executor will do for ``move to the <zone> zone`` steps). Shows progress per goal
+and ends with a report in the output folder: ``summary.json`` (per goal: outcome, simulated time,
+final distance and heading error against ground truth, contacts) and ``tour.png`` (the top-down
+image with the planned paths and the driven trajectory). The tasks issue replaces this with
+``galley run``.
 """
 
 from __future__ import annotations
@@ -16,110 +18,234 @@ import time
 from pathlib import Path
 from typing import Any
 
-from galley_core.kinematics import square_lap_s
+import numpy as np
+
+from galley_core.geometry import Pose2D, normalize_angle
+from galley_nodes import messages
+from galley_nodes.config_files import config_dirs
+from galley_nodes.conversions import pose_msg
 from galley_nodes.embedded import EmbeddedHost
-from galley_nodes.nodes.square_driver import SquareDriverNode
-from galley_nodes.nodes.trajectory_logger import TrajectoryLoggerNode
-from galley_nodes.nodes.unicycle_base import UnicycleBaseNode
+from galley_nodes.qos import QoS
+from galley_nodes.registry import load_node_class
 
-__all__ = ["add_parser", "run_demo"]
+__all__ = ["add_parser", "run_tour"]
+
+SUCCEEDED, FAILED = 2, 3
+GOAL_TIMEOUT_S = 120.0
 
 
-def run_demo(params_files: list[Path], out_dir: Path, *, progress: bool = True) -> dict[str, Any]:
-    """Run the demo and write its report; returns the summary."""
+def _find(relative: str) -> Path | None:
+    for folder in config_dirs():
+        candidate = folder.parent / relative
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+class _Recorder:
+    """What the report needs, taken from the topics like any other subscriber."""
+
+    def __init__(self, host: EmbeddedHost) -> None:
+        probe = host.participant("galley_demo")
+        self.status: list[Any] = []
+        self.plans: list[np.ndarray[Any, Any]] = []
+        self.trajectory: list[tuple[float, float]] = []
+        self.contacts: set[tuple[str, str]] = set()
+        self.top_down: Any = None
+        probe.create_subscription(
+            "/navigation/status", "galley_msgs/msg/ActionStatus", self.status.append, QoS.latched(10)
+        )
+        probe.create_subscription("/plan", "nav_msgs/msg/Path", self._on_plan, QoS())
+        probe.create_subscription(
+            "/sim/ground_truth/base_pose", "geometry_msgs/msg/PoseStamped", self._on_pose, QoS()
+        )
+        probe.create_subscription(
+            "/sim/contacts", "galley_msgs/msg/Contacts", self._on_contacts, QoS(depth=100)
+        )
+        probe.create_subscription(
+            "/camera/top_down/image_raw", "sensor_msgs/msg/Image", self._on_image, QoS.latched()
+        )
+        self.goals = probe.create_publisher("/goal_pose", "geometry_msgs/msg/PoseStamped", QoS())
+
+    def _on_plan(self, msg: Any) -> None:
+        if msg.poses:
+            self.plans.append(np.array([[p.pose.position.x, p.pose.position.y] for p in msg.poses]))
+
+    def _on_pose(self, msg: Any) -> None:
+        self.trajectory.append((msg.pose.position.x, msg.pose.position.y))
+
+    def _on_contacts(self, msg: Any) -> None:
+        self.contacts.update(zip(msg.robot_geoms, msg.obstacle_geoms, strict=True))
+
+    def _on_image(self, msg: Any) -> None:
+        self.top_down = np.asarray(msg.data).reshape(msg.height, msg.width, 3)
+
+
+def run_tour(
+    *,
+    scene_name: str,
+    seed: int,
+    zones: list[str] | None,
+    params_files: list[Path],
+    out_dir: Path,
+    cameras: bool,
+) -> dict[str, Any]:
+    """Run the tour and write its report; returns the summary."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    csv_path = out_dir / "trajectory.csv"
-    host = EmbeddedHost(params_files)
-    # The logger is added first so that it shuts down last (see EmbeddedHost.shutdown).
-    logger = host.add_node(TrajectoryLoggerNode, parameters={"output_csv": str(csv_path)})
-    base = host.add_node(UnicycleBaseNode)
-    driver = host.add_node(SquareDriverNode)
-    d = driver.config
-    duration_s = d.laps * square_lap_s(d.side_m, d.speed_mps, d.turn_rate_rps) + 2.0
+    nav_params = _find("config/navigation.yaml")
+    map_file = _find(f"maps/{scene_name}.yaml")
+    if map_file is None:
+        raise FileNotFoundError(
+            f"no map maps/{scene_name}.yaml; write it with: galley map --scene {scene_name}"
+        )
+    host = EmbeddedHost([*([nav_params] if nav_params else []), *params_files])
+    sim_node = host.add_node(
+        load_node_class("sim"), parameters={"scene": scene_name, "seed": seed, "cameras_enabled": cameras}
+    )
+    host.add_node(load_node_class("map_server"), parameters={"yaml_filename": str(map_file)})
+    host.add_node(load_node_class("global_planner"))
+    host.add_node(load_node_class("diff_drive_controller"), parameters={"use_tf": True})
+    recorder = _Recorder(host)
+    scene = sim_node.scene
+    zones = zones or scene.zone_names
+    for name in zones:
+        scene.zone(name)  # an unknown zone fails before anything runs, listing the valid ones
+    host.run_for(1.0)
 
     wall_start = time.perf_counter()
-    chunks = 10
-    for i in range(1, chunks + 1):
-        host.run_for(duration_s / chunks)
-        if progress:
-            p = base.pose
-            bar = "#" * i + "." * (chunks - i)
-            print(
-                f"  [{bar}] t = {host.now_s:6.1f} / {duration_s:.1f} s   base at ({p.x:+.2f}, {p.y:+.2f}) m",
-                flush=True,
+    results = []
+    for i, name in enumerate(zones, 1):
+        x, y, yaw = scene.zone(name).approach
+        recorder.status.clear()
+        start_s = host.now_s
+        recorder.goals.publish(
+            messages.new(
+                "geometry_msgs/msg/PoseStamped",
+                header={"frame_id": "map", "stamp": messages.time_msg(host.time_ns)},
+                pose=pose_msg(Pose2D(x, y, yaw)),
             )
+        )
+        done = host.run_until(
+            lambda: any(m.state in (SUCCEEDED, FAILED) for m in recorder.status), GOAL_TIMEOUT_S
+        )
+        truth = sim_node.sim.base_pose()
+        outcome = "timeout"
+        reason = f"no result within {GOAL_TIMEOUT_S:.0f} s"
+        if done:
+            last = recorder.status[-1]
+            outcome, reason = ("succeeded", "") if last.state == SUCCEEDED else ("failed", last.reason)
+        result = {
+            "zone": name,
+            "goal": [x, y, yaw],
+            "outcome": outcome,
+            "reason": reason,
+            "sim_time_s": round(host.now_s - start_s, 2),
+            "final_distance_m": round(math.hypot(truth.x - x, truth.y - y), 4),
+            "final_heading_error_rad": round(abs(normalize_angle(truth.theta - yaw)), 4),
+        }
+        results.append(result)
+        print(
+            f"  [{i}/{len(zones)}] {name:7s} zone: {outcome:9s} in {result['sim_time_s']:6.1f} s sim, "
+            f"{result['final_distance_m']:.3f} m and {result['final_heading_error_rad']:.3f} rad "
+            "from the goal" + (f"  ({reason})" if reason else ""),
+            flush=True,
+        )
     wall_s = time.perf_counter() - wall_start
-    stats = host.bus.statistics()
     host.shutdown()
-
-    start = (base.config.initial_x_m, base.config.initial_y_m)
     summary = {
-        "sim_time_s": round(host.now_s, 6),
-        "wall_time_s": round(wall_s, 3),
-        "real_time_factor": round(host.now_s / wall_s, 1) if wall_s > 0 else None,
-        "laps": d.laps,
-        "side_m": d.side_m,
-        "distance_m": round(logger.distance_m, 4),
-        "expected_distance_m": round(4 * d.side_m * d.laps, 4),
-        "closure_error_m": round(math.hypot(base.pose.x - start[0], base.pose.y - start[1]), 6),
-        "final_pose": {"x_m": base.pose.x, "y_m": base.pose.y, "yaw_rad": base.pose.theta},
-        "topics": stats,
+        "scene": scene.name,
+        "seed": seed,
+        "goals": results,
+        "succeeded": sum(r["outcome"] == "succeeded" for r in results),
+        "sim_time_s": round(host.now_s, 2),
+        "wall_time_s": round(wall_s, 2),
+        "real_time_factor": round((host.now_s - 1.0) / wall_s, 1) if wall_s > 0 else None,
+        "contacts": sorted(f"{a}/{b}" for a, b in recorder.contacts),
     }
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    _plot(logger, base.config, d, out_dir / "trajectory.png", summary)
+    _plot(recorder, scene, summary, out_dir / "tour.png")
     return summary
 
 
-def _plot(logger: TrajectoryLoggerNode, base_cfg: Any, d: Any, path: Path, summary: dict[str, Any]) -> None:
+def _plot(recorder: _Recorder, scene: Any, summary: dict[str, Any], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    x0, y0, yaw = base_cfg.initial_x_m, base_cfg.initial_y_m, base_cfg.initial_yaw_rad
-    corners = [(0, 0), (d.side_m, 0), (d.side_m, d.side_m), (0, d.side_m), (0, 0)]
-    c, s = math.cos(yaw), math.sin(yaw)
-    square = [(x0 + c * u - s * v, y0 + s * u + c * v) for u, v in corners]
-    fig, ax = plt.subplots(figsize=(5, 5), dpi=120)
-    ax.plot([p[0] for p in square], [p[1] for p in square], "--", color="0.6", label="commanded square")
-    xs = [p.x for _, p in logger.samples]
-    ys = [p.y for _, p in logger.samples]
-    ax.plot(xs, ys, "-", color="tab:blue", lw=2, label="driven (TF odom → base_link)")
-    ax.plot([x0], [y0], "o", color="tab:green", label="start")
-    ax.set_aspect("equal")
-    ax.set_xlabel("x (m)")
-    ax.set_ylabel("y (m)")
+    x0, y0, x1, y1 = scene.bounds
+    image = recorder.top_down
+    height, width = image.shape[:2]
+    # The top-down camera is orthographic and centred on the bounds (galley_sim.mjcf.scene_xml).
+    view_h = max(y1 - y0, (x1 - x0) * height / width)
+    view_w = view_h * width / height
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    fig, ax = plt.subplots(figsize=(8, 6), dpi=110)
+    ax.imshow(image, extent=(cx - view_w / 2, cx + view_w / 2, cy - view_h / 2, cy + view_h / 2))
+    for i, plan in enumerate(recorder.plans):
+        ax.plot(plan[:, 0], plan[:, 1], "--", color="white", lw=1.2, label="Theta* plans" if i == 0 else None)
+    if recorder.trajectory:
+        traj = np.array(recorder.trajectory)
+        ax.plot(traj[:, 0], traj[:, 1], "-", color="black", lw=1.6, label="driven (ground truth)")
+        ax.plot(*traj[0], "o", color="black", label="start")
+    for result in summary["goals"]:
+        x, y, yaw = result["goal"]
+        ok = result["outcome"] == "succeeded"
+        ax.annotate(
+            "",
+            xy=(x + 0.35 * math.cos(yaw), y + 0.35 * math.sin(yaw)),
+            xytext=(x, y),
+            arrowprops={"arrowstyle": "->", "color": "lime" if ok else "red", "lw": 2},
+        )
+        ax.text(x, y - 0.3, result["zone"], color="black", fontsize=8, ha="center")
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_xlabel("x (m, map)")
+    ax.set_ylabel("y (m, map)")
     ax.set_title(
-        f"galley demo: {summary['distance_m']:.2f} m in {summary['sim_time_s']:.0f} s sim, "
-        f"closure {summary['closure_error_m'] * 1000:.2f} mm",
+        f"galley demo: {scene.name}, seed {summary['seed']}: "
+        f"{summary['succeeded']}/{len(summary['goals'])} zones reached in {summary['sim_time_s']:.0f} s sim "
+        f"({summary['real_time_factor']}x real time)",
         fontsize=9,
     )
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="center")
+    ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
 
 
 def _run(args: argparse.Namespace) -> int:
-    print(
-        "galley demo: square_driver -> unicycle_base -> trajectory_logger in the embedded host; "
-        f"report in {args.out}/"
+    zones = [z.strip() for z in args.zones.split(",")] if args.zones else None
+    print(f"galley demo: a tour of the {args.scene} zones on the built-in simulator; report in {args.out}/")
+    summary = run_tour(
+        scene_name=args.scene,
+        seed=args.seed,
+        zones=zones,
+        params_files=list(args.params),
+        out_dir=args.out,
+        cameras=args.cameras,
     )
-    summary = run_demo(list(args.params), args.out)
-    print(json.dumps({k: v for k, v in summary.items() if k != "topics"}))
-    return 0
+    print(json.dumps({k: v for k, v in summary.items() if k != "goals"}))
+    return 0 if summary["succeeded"] == len(summary["goals"]) else 1
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("demo", help="run three nodes in the embedded host and report with a picture")
+    p = sub.add_parser(
+        "demo", help="drive to every zone of the kitchen on the built-in simulator, with a picture"
+    )
+    p.add_argument("--scene", default="kitchen", help="scene name (default: kitchen)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="episode seed: start pose, objects, colours (default: 0)"
+    )
+    p.add_argument("--zones", default="", help="comma-separated zones to visit in order (default: all)")
+    p.add_argument("--cameras", action="store_true", help="render the robot's cameras too (slower)")
     p.add_argument(
         "--params",
         type=Path,
         action="append",
         default=[],
         metavar="FILE",
-        help="ROS 2 params YAML file (repeat to layer several)",
+        help="extra ROS 2 params YAML (layered)",
     )
     p.add_argument("--out", type=Path, default=Path("runs/demo"), help="output folder (default: runs/demo)")
     p.set_defaults(run=_run)
