@@ -14,12 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
-
-os.environ.setdefault("MUJOCO_GL", "egl")
-
-import mujoco
 
 from galley_core.episode import sample_episode
 from galley_core.scene import load_scene, scene_path
@@ -45,6 +40,8 @@ def node_rtf(sim_seconds: float, **params: object) -> float:
 
 def raw_rtf(steps: int) -> float:
     """MuJoCo's own step loop on the same model and episode: the ceiling."""
+    import mujoco  # after galley_sim, which chooses the headless GL backend
+
     scene = load_scene(scene_path("kitchen", [d / "scenes" for d in config_dirs()]))
     sim = KitchenSim(scene)
     sim.reset(sample_episode(scene, 1))

@@ -3,13 +3,13 @@ nodes and hosts. Nodes run in the embedded host; tests marked ros2 need rclpy an
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-# MuJoCo picks its GL backend when first imported; render headless whatever a test imports first.
-os.environ.setdefault("MUJOCO_GL", "egl")
-
 import pytest
+
+# MuJoCo picks its GL backend when first imported: galley_sim chooses a headless one (EGL or
+# OSMesa) before any test imports mujoco.
+import galley_sim  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
 

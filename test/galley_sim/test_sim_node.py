@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scripted_arm import grasp_waypoints
 
 from galley_core.episode import Episode, ObjectPlacement, sample_episode
 from galley_core.geometry import Pose2D, normalize_angle
@@ -205,7 +204,7 @@ def test_joint_commands_bring_the_arm_to_targets(kitchen, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["apple", "bowl", "cup", "fork", "plate"])
-def test_scripted_joint_commands_grasp_lift_and_hold_each_object(kitchen, tmp_path, name):
+def test_scripted_joint_commands_grasp_lift_and_hold_each_object(kitchen, tmp_path, name, grasp_waypoints):
     zone = kitchen.zone("blue")
     placement = ObjectPlacement(name, "blue", zone.center[0], zone.center[1], 0.4, "red", -3.0, 2.6)
     host, node, _, commands = start_sim(tmp_path, episode_with(kitchen, zone.approach, (placement,)))

@@ -1,8 +1,8 @@
-"""Scripted top-down grasps for simulator tests: damped-least-squares IK on the MuJoCo model.
+"""Fixtures of the simulator tests: scripted top-down grasps by damped-least-squares IK.
 
-Test tooling only: galley's arm controller (RMPflow) is a separate component. This computes the
-joint positions that put the tool centre point at a pose with the gripper pointing down, so that
-tests can drive the arm with plain /arm/joint_command messages.
+Test tooling only: galley's arm controller (RMPflow) is a separate component. ``grasp_waypoints``
+computes the joint positions that put the tool centre point at a pose with the gripper pointing
+down, so that tests can drive the arm with plain /arm/joint_command messages.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import math
 
 import mujoco
 import numpy as np
+import pytest
 
 from galley_core.geometry import Transform
 from galley_sim.simulator import ARM_JOINTS, KitchenSim
@@ -58,7 +59,7 @@ def solve_ik(
     return {n: float(d.qpos[a]) for n, a in zip(ARM_JOINTS, qadr, strict=True)}
 
 
-def grasp_waypoints(sim: KitchenSim, name: str) -> dict[str, dict[str, float]]:
+def _grasp_waypoints(sim: KitchenSim, name: str) -> dict[str, dict[str, float]]:
     """Joint targets for above / at / lifted of the scene's grasp of object ``name`` where it lies now."""
     spec = sim.scene.object(name)
     pose: Transform = sim.object_poses()[name]
@@ -71,3 +72,9 @@ def grasp_waypoints(sim: KitchenSim, name: str) -> dict[str, dict[str, float]]:
         "at": solve_ik(sim, grasp, rotation),
         "lifted": solve_ik(sim, grasp + up + np.array([0.0, 0.0, 0.05]), rotation),
     }
+
+
+@pytest.fixture
+def grasp_waypoints():
+    """``grasp_waypoints(sim, name)``: joint targets above, at and lifted from object ``name``'s grasp."""
+    return _grasp_waypoints
