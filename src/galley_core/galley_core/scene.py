@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from galley_core.files import read_yaml
 
 __all__ = [
     "Box",
@@ -213,13 +213,7 @@ def load_scene(path: str | Path) -> Scene:
     Raises:
         SceneError: naming the file, the entry and what is wrong.
     """
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise SceneError(f"scene file {path} does not exist") from None
-    except yaml.YAMLError as err:
-        raise SceneError(f"scene file {path} is not valid YAML: {err}") from None
+    raw = read_yaml(path, what="scene file", error=SceneError)
     if not isinstance(raw, dict):
         raise SceneError(f"scene file {path}: the top level must be a mapping (name, bounds, walls, ...)")
     try:

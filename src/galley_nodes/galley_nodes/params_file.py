@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from galley_core.config import Config, ConfigError, config_from_values
+from galley_core.files import read_yaml
 
 __all__ = ["ParameterError", "ParamsEntry", "config_for_node", "load_params_files", "parameters_for"]
 
@@ -73,12 +72,7 @@ def load_params_files(paths: Iterable[str | Path]) -> list[ParamsEntry]:
     """
     entries: list[ParamsEntry] = []
     for path in map(Path, paths):
-        try:
-            document = yaml.safe_load(path.read_text())
-        except FileNotFoundError:
-            raise ParameterError(f"parameter file {path} does not exist") from None
-        except yaml.YAMLError as err:
-            raise ParameterError(f"parameter file {path} is not valid YAML: {err}") from None
+        document = read_yaml(path, what="parameter file", error=ParameterError)
         if document is None:
             continue
         if not isinstance(document, dict):

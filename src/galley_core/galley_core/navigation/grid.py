@@ -27,6 +27,7 @@ import yaml
 from numpy.typing import ArrayLike, NDArray
 from scipy import ndimage
 
+from galley_core.files import read_yaml
 from galley_core.geometry import Pose2D
 
 __all__ = [
@@ -272,14 +273,7 @@ def load_map_yaml(yaml_path: str | Path) -> OccupancyGrid:
             the entry and the fix.
     """
     path = Path(yaml_path)
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise MapFileError(
-            f"cannot read map file {path}: {err.strerror}; check the yaml_filename parameter"
-        ) from None
-    except yaml.YAMLError as err:
-        raise MapFileError(f"map file {path} is not valid YAML: {err}") from None
+    doc = read_yaml(path, what="map file", error=MapFileError, hint="; check the yaml_filename parameter")
     if not isinstance(doc, dict):
         raise MapFileError(f"map file {path} must be a YAML mapping with image, resolution and origin")
     image_name = _yaml_value(doc, "image", path, str)
