@@ -179,6 +179,16 @@ def run_checks(*, render: bool = True, render_timeout_s: float = 60.0) -> list[C
     checks.append(
         _check_distribution("matplotlib", "matplotlib", required=False, fix=pip_fix + " (for plots)")
     )
+    checks.append(
+        _check_distribution(
+            "numba", "numba", required=False, fix=pip_fix + " (without it Theta* runs ~100x slower)"
+        )
+    )
+    checks.append(
+        _check_distribution(
+            "galley-sim", "galley_sim", required=False, fix="pip install -e src/galley_sim (the simulator)"
+        )
+    )
     checks.append(_check_ros2())
     mujoco = _check_distribution(
         "mujoco", "mujoco", required=False, fix="pip install mujoco (the built-in simulator)"
