@@ -10,9 +10,10 @@ inflation, so every planner sees the same free space):
 * the kitchen map, maps/kitchen.yaml (clearance 0.3 m), when it exists;
 * random 200 x 200 and 1000 x 1000 grids with 15 % obstacle cells (seed 0, no inflation).
 
-Times are per plan, after a warm-up call (galley's first call in a process loads the compiled
-kernels from numba's cache); galley's map preparation (inflation, region labels) is timed apart,
-because the planner node does it once per map. python-motion-planning is not pinned in
+Times are per plan, after a warm-up call; galley's map preparation (inflation, region labels,
+free-square radii) is timed apart, because the planner node does it once per map. The first
+planner in a process loads the compiled kernels from numba's cache, in its map preparation and
+first call (the kitchen row's prep and 1st columns). python-motion-planning is not pinned in
 requirements-dev.txt, as it pulls in vtk, pyvista, faiss and gymnasium; install it to compare::
 
     .venv/bin/pip install python-motion-planning==2.1

@@ -10,12 +10,14 @@ import sys
 
 import numpy as np
 import pytest
+from scipy import ndimage
+from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import ConvexHull, cKDTree
 
 from galley_core.config import ConfigError
 from galley_core.geometry import Pose2D
-from galley_core.navigation import theta_star
+from galley_core.navigation import _kernels, theta_star
 from galley_core.navigation.grid import OccupancyGrid
 from galley_core.navigation.theta_star import (
     PlanningError,
@@ -373,3 +375,61 @@ def test_plain_python_kernels_give_the_same_paths_as_the_compiled_ones(room):
         env_runs.append(json.loads(out))
     assert env_runs[0] == env_runs[1]
     assert len(env_runs[0]) >= 3
+
+
+def test_line_of_sight_jumps_through_free_squares_see_what_the_cell_walk_sees():
+    """Jumps across free squares (radius >= 2) answer as the plain cell-by-cell walk (radius 0)."""
+    rng = np.random.default_rng(7)
+    for trial in range(60):
+        h, w = (int(v) for v in rng.integers(2, 70, size=2))
+        blocked = rng.random((h, w)) < rng.choice([0.0, 0.003, 0.02, 0.1])
+        for _ in range(int(rng.integers(0, 5))):
+            r, c = rng.integers(0, h), rng.integers(0, w)
+            blocked[r : r + rng.integers(1, 15), c : c + rng.integers(1, 15)] = True
+        flat = np.ascontiguousarray(blocked.reshape(-1), dtype=np.uint8)
+        radius = _kernels.free_radius(flat, w, h)
+        if blocked.any():  # the chessboard distance to the nearest blocked cell, less one
+            expected = np.clip(ndimage.distance_transform_cdt(~blocked, metric="chessboard") - 1, 0, 255)
+        else:
+            expected = np.full(blocked.shape, 255)
+        assert np.array_equal(radius.reshape(h, w), expected), trial
+        walk = np.zeros_like(radius)
+        for _ in range(300):
+            r0, r1 = (int(v) for v in rng.integers(0, h, size=2))
+            c0, c1 = (int(v) for v in rng.integers(0, w, size=2))
+            assert _kernels.line_of_sight(flat, radius, w, r0, c0, r1, c1) == _kernels.line_of_sight(
+                flat, walk, w, r0, c0, r1, c1
+            ), (trial, r0, c0, r1, c1)
+
+
+def test_lazy_search_paths_on_a_random_grid_are_no_longer_than_an_8_connected_grid_path():
+    """Corner to corner through 15 % random obstacles: shorter than the 8-connected shortest path."""
+    rng = np.random.default_rng(0)
+    data = np.where(rng.random((120, 120)) < 0.15, 100, 0).astype(np.int8)
+    data[0, 0] = data[-1, -1] = 0
+    grid = OccupancyGrid(data, 1.0)
+    planner = ThetaStar(grid=grid, config=ThetaStarConfig(clearance_m=0.0, max_waypoints=10_000))
+    free = ~planner.blocked
+    labels, _ = ndimage.label(free)
+    start, goal = (0, 0), (119, 119)
+    if labels[start] != labels[goal]:
+        pytest.skip("corners not connected for this seed")
+    result = planner.plan(grid.cell_to_world(*start), grid.cell_to_world(*goal))
+    assert result.ok, result.reason
+    assert_clearance(planner, result.path, 0.0)
+    # 8-connected shortest path (no squeezing between diagonal obstacles) with Dijkstra.
+    h, w = free.shape
+    edges: dict[tuple[int, int], float] = {}
+    for r, c in np.argwhere(free):
+        for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+            nr, nc = r + dr, c + dc
+            if not (0 <= nr < h and 0 <= nc < w and free[nr, nc]):
+                continue
+            if dr and dc and not (free[r, nc] and free[nr, c]):
+                continue
+            edges[(r * w + c, nr * w + nc)] = math.hypot(dr, dc)
+    (i, j), cost = np.array(list(edges)).T, np.array(list(edges.values()))
+    graph = csr_matrix((cost, (i, j)), shape=(h * w, h * w))
+    grid_length = dijkstra(graph, directed=False, indices=start[0] * w + start[1])[goal[0] * w + goal[1]]
+    assert result.length_m < grid_length
+    assert result.length_m >= math.hypot(119, 119) - 1e-9

@@ -1,6 +1,6 @@
 # Kernels take many positional arguments and branch a lot: numba compiles plain loops best.
 # ruff: noqa: PLR0912, PLR0915, PLR0917
-"""Compiled kernels of the Theta* search: a resumable search and two line-of-sight tests.
+"""Compiled kernels of the Theta* search: a resumable Lazy Theta* search, line-of-sight tests, resampling.
 
 Compiled with numba (``cache=True``, so a process pays the compile time once per machine); where
 numba is not installed the same functions run as plain Python, correct but about 100 times slower.
@@ -33,8 +33,10 @@ __all__ = [
     "HAVE_NUMBA",
     "NO_PATH",
     "PAUSED",
+    "free_radius",
     "line_of_sight",
     "line_of_sight_float",
+    "resample",
     "search",
     "tighten",
 ]
@@ -52,46 +54,116 @@ def _njit(func: Callable[..., Any]) -> Any:
     return _numba_njit(cache=True, nogil=True)(func)
 
 
+def _njit_inline(func: Callable[..., Any]) -> Any:
+    """A helper of the kernels, inlined where it is called (numba's IR inlining)."""
+    if _numba_njit is None:
+        return func
+    return _numba_njit(cache=True, nogil=True, inline="always")(func)
+
+
 @_njit
-def line_of_sight(blocked: Any, width: int, r0: int, c0: int, r1: int, c1: int) -> bool:
+def free_radius(blocked: Any, width: int, height: int) -> Any:
+    """For every cell, the largest k <= 255 such that the (2k + 1)-cell square around it is unblocked.
+
+    Cells outside the grid count as unblocked (no segment between cells of the grid leaves it);
+    a blocked cell gets 0, and so does a free cell that touches a blocked one. Two raster passes
+    of the chessboard distance transform.
+    """
+    n = width * height
+    big = 1 << 20
+    d = np.empty(n, dtype=np.int32)
+    for i in range(n):
+        d[i] = 0 if blocked[i] else big
+    for r in range(height):
+        for c in range(width):
+            i = r * width + c
+            v = d[i]
+            if v == 0:
+                continue
+            if c > 0:
+                v = min(v, d[i - 1] + 1)
+            if r > 0:
+                v = min(v, d[i - width] + 1)
+                if c > 0:
+                    v = min(v, d[i - width - 1] + 1)
+                if c < width - 1:
+                    v = min(v, d[i - width + 1] + 1)
+            d[i] = v
+    for r in range(height - 1, -1, -1):
+        for c in range(width - 1, -1, -1):
+            i = r * width + c
+            v = d[i]
+            if v == 0:
+                continue
+            if c < width - 1:
+                v = min(v, d[i + 1] + 1)
+            if r < height - 1:
+                v = min(v, d[i + width] + 1)
+                if c < width - 1:
+                    v = min(v, d[i + width + 1] + 1)
+                if c > 0:
+                    v = min(v, d[i + width - 1] + 1)
+            d[i] = v
+    out = np.empty(n, dtype=np.uint8)
+    for i in range(n):
+        out[i] = max(0, min(255, d[i] - 1))
+    return out
+
+
+@_njit
+def line_of_sight(blocked: Any, radius: Any, width: int, r0: int, c0: int, r1: int, c1: int) -> bool:
     """Whether the segment between the centres of cells (r0, c0) and (r1, c1) is visible.
 
-    Both end cells must be inside the grid; they are checked too.
+    Both end cells must be inside the grid; they are checked too. ``radius`` is
+    :func:`free_radius` of ``blocked``: where the walk stands in a cell whose square of radius
+    k >= 2 is free, it jumps to the last cell of the segment inside that square (the cells between
+    are known free), so that long lines through open space cost a few steps. The cells visited
+    are those of the exact cell-by-cell walk, in integers.
     """
-    if blocked[r0 * width + c0] or blocked[r1 * width + c1]:
+    n = r0 * width + c0
+    if blocked[n] or blocked[r1 * width + c1]:
         return False
     dc = c1 - c0
     dr = r1 - r0
     sc = 1 if dc > 0 else -1
-    sr = 1 if dr > 0 else -1
+    sr = width if dr > 0 else -width
     adc = abs(dc)
     adr = abs(dr)
-    c = c0
-    r = r0
-    i = 0  # vertical cell boundaries crossed
-    j = 0  # horizontal cell boundaries crossed
-    while i < adc or j < adr:
-        # Next vertical boundary at t = (i + 1/2) / adc, next horizontal one at (j + 1/2) / adr.
-        if i < adc and j < adr:
-            cmp = (2 * i + 1) * adr - (2 * j + 1) * adc
-        elif i < adc:
-            cmp = -1
-        else:
-            cmp = 1
+    # Walk along the major axis (a: the one with more cell boundaries to cross), flat indices.
+    if adc >= adr:
+        big, small, sa, sb = adc, adr, sc, sr
+    else:
+        big, small, sa, sb = adr, adc, sr, sc
+    # The i-th boundary across the major axis (from 0) is at t = (2i + 1) / (2 big), the j-th
+    # across the minor one at t = (2j + 1) / (2 small); the last minor one comes no later than the
+    # last major one, so the walk ends when all major boundaries are crossed.
+    i = 0
+    j = 0
+    while i < big:
+        k = np.int64(radius[n])
+        if k >= 2:
+            # Cross major boundaries i .. m and every minor one up to the same t: at most k cells
+            # along either axis (small <= big), all inside the free square.
+            m = min(i + k - 1, big - 1)
+            jj = ((2 * m + 1) * small + big) // (2 * big)
+            n += (m + 1 - i) * sa + (jj - j) * sb
+            i = m + 1
+            j = jj
+            continue
+        cmp = (2 * i + 1) * small - (2 * j + 1) * big if j < small else -1
         if cmp < 0:
-            c += sc
+            n += sa
             i += 1
         elif cmp > 0:
-            r += sr
+            n += sb
             j += 1
         else:  # through a corner: both cells beside it
-            if blocked[r * width + c + sc] or blocked[(r + sr) * width + c]:
+            if blocked[n + sa] or blocked[n + sb]:
                 return False
-            c += sc
-            r += sr
+            n += sa + sb
             i += 1
             j += 1
-        if blocked[r * width + c]:
+        if blocked[n]:
             return False
     return True
 
@@ -153,177 +225,214 @@ def line_of_sight_float(
             return False
 
 
-@_njit
-def _better(f: Any, g: Any, a: int, b: int) -> bool:
-    """Heap order: lower f first; on ties the deeper node (higher g) first."""
-    return bool(f[a] < f[b] or (f[a] == f[b] and g[a] > g[b]))
+# The open list: a binary heap whose entries carry their keys (hf: f, hg: g, hn: the cell), so
+# that sifting reads contiguous memory; hpos[cell] is the cell's entry (-1: not in the heap).
+# Order: lower f first; on ties the deeper cell (higher g) first.
 
 
-@_njit
-def _sift_up(heap: Any, hpos: Any, f: Any, g: Any, i: int) -> None:
-    node = heap[i]
+@_njit_inline
+def _sift_up(hf: Any, hg: Any, hn: Any, hpos: Any, i: int, fv: float, gv: float, node: int) -> None:
+    """Put ``node`` with keys (fv, gv) into the hole at entry i and move it up."""
     while i > 0:
         up = (i - 1) >> 1
-        other = heap[up]
-        if not _better(f, g, node, other):
+        fu = hf[up]
+        if not (fv < fu or (fv == fu and gv > hg[up])):
             break
-        heap[i] = other
+        hf[i] = fu
+        hg[i] = hg[up]
+        other = hn[up]
+        hn[i] = other
         hpos[other] = i
         i = up
-    heap[i] = node
+    hf[i] = fv
+    hg[i] = gv
+    hn[i] = node
     hpos[node] = i
 
 
-@_njit
-def _sift_down(heap: Any, hpos: Any, f: Any, g: Any, i: int, size: int) -> None:
-    node = heap[i]
+@_njit_inline
+def _sift_down(hf: Any, hg: Any, hn: Any, hpos: Any, size: int) -> None:
+    """Move the last entry into the hole at the top and down (``size`` counts the entries left)."""
+    fv = hf[size]
+    gv = hg[size]
+    node = hn[size]
+    i = 0
     while True:
         child = 2 * i + 1
         if child >= size:
             break
-        if child + 1 < size and _better(f, g, heap[child + 1], heap[child]):
-            child += 1
-        if not _better(f, g, heap[child], node):
+        fc = hf[child]
+        gc = hg[child]
+        if child + 1 < size:
+            f2 = hf[child + 1]
+            if f2 < fc or (f2 == fc and hg[child + 1] > gc):
+                child += 1
+                fc = f2
+                gc = hg[child]
+        if not (fc < fv or (fc == fv and gc > gv)):
             break
-        heap[i] = heap[child]
-        hpos[heap[i]] = i
+        hf[i] = fc
+        hg[i] = gc
+        other = hn[child]
+        hn[i] = other
+        hpos[other] = i
         i = child
-    heap[i] = node
+    hf[i] = fv
+    hg[i] = gv
+    hn[i] = node
     hpos[node] = i
 
 
-@_njit
+@_njit_inline
 def _dist(dr: float, dc: float) -> float:
     return math.sqrt(dr * dr + dc * dc)
+
+
+@_njit_inline
+def _step(k: int) -> tuple[int, int]:
+    """The k-th of the 8 moves (dr, dc): 4 straight ones first, then the diagonals."""
+    if k == 0:
+        return 0, 1
+    if k == 1:
+        return 1, 0
+    if k == 2:
+        return 0, -1
+    if k == 3:
+        return -1, 0
+    if k == 4:
+        return 1, 1
+    if k == 5:
+        return 1, -1
+    if k == 6:
+        return -1, 1
+    return -1, -1
 
 
 @_njit
 def search(
     blocked: Any,
+    radius: Any,
     width: int,
-    height: int,
     start: int,
     goal: int,
     sid: int,
-    stamp: Any,
-    closed: Any,
+    mark: Any,
     g: Any,
-    f: Any,
     parent: Any,
-    heap: Any,
+    hf: Any,
+    hg: Any,
+    hn: Any,
     hpos: Any,
     state: Any,
     budget: int,
     heuristic_weight: float,
 ) -> int:
-    """Theta* from ``start`` to ``goal`` (cell indices), resumable.
+    """Lazy Theta* (Nash, Koenig & Tovey, 2010) from ``start`` to ``goal`` (cell indices), resumable.
 
-    Per-cell arrays are valid for this search only where ``stamp[n] == sid`` (``closed[n] == sid``
-    marks closed cells), so that they need no clearing between searches. ``state`` holds
-    ``[heap size, expansions]``. Call first with ``state[0] == 0`` to initialise, then again with
-    the same arrays while it returns :data:`PAUSED` (after ``budget`` more expansions).
+    Theta* checks the line of sight from a cell's parent to each of its eight neighbours; Lazy
+    Theta* instead gives each neighbour the parent's straight path on trust and checks that one
+    line when the neighbour is expanded. Where it is not visible, the cell takes the best closed
+    neighbour as its parent instead (a path of grid moves, always valid). One line-of-sight test
+    per expansion instead of up to eight.
+
+    ``blocked`` must have a blocked border one cell wide (the caller pads the grid), so that
+    neighbours need no bounds checks. Per-cell arrays are valid for this search only where
+    ``mark[n] >= 2 * sid`` (``2 * sid``: seen, ``2 * sid + 1``: closed), so that they need no
+    clearing between searches. ``state`` holds ``[heap size, expansions]``. Call first with
+    ``state[0] == 0`` to initialise, then again with the same arrays while it returns
+    :data:`PAUSED` (after ``budget`` more expansions).
 
     Returns:
         FOUND (follow ``parent`` from ``goal``), PAUSED, or NO_PATH.
     """
+    seen = 2 * sid
+    shut = seen + 1
     size = state[0]
-    if state[1] == 0 and size == 0:
-        stamp[start] = sid
-        g[start] = 0.0
-        gr = goal // width
-        gc = goal - gr * width
-        sr = start // width
-        f[start] = heuristic_weight * _dist(sr - gr, start - sr * width - gc)
-        parent[start] = start
-        heap[0] = start
-        hpos[start] = 0
-        size = 1
     goal_r = goal // width
     goal_c = goal - goal_r * width
+    if state[1] == 0 and size == 0:
+        mark[start] = seen
+        g[start] = 0.0
+        sr = start // width
+        parent[start] = start
+        hf[0] = heuristic_weight * _dist(sr - goal_r, start - sr * width - goal_c)
+        hg[0] = 0.0
+        hn[0] = start
+        hpos[start] = 0
+        size = 1
     done = 0
     while size > 0:
         if done >= budget:
             state[0] = size
+            state[1] += done
             return PAUSED
-        s = heap[0]
-        if s == goal:
-            state[0] = size
-            return FOUND
+        s = hn[0]
         size -= 1
         if size > 0:
-            heap[0] = heap[size]
-            hpos[heap[0]] = 0
-            _sift_down(heap, hpos, f, g, 0, size)
+            _sift_down(hf, hg, hn, hpos, size)
         hpos[s] = -1
-        closed[s] = sid
+        mark[s] = shut
         done += 1
-        state[1] += 1
         s_r = s // width
         s_c = s - s_r * width
-        g_s = g[s]
         p = parent[s]
         p_r = p // width
         p_c = p - p_r * width
+        if p != s and not line_of_sight(blocked, radius, width, p_r, p_c, s_r, s_c):
+            # The trusted straight path is blocked: the best closed neighbour becomes the parent.
+            best = math.inf
+            best_n = -1
+            for k in range(8):
+                dr, dc = _step(k)
+                n = s + dr * width + dc
+                if mark[n] != shut or blocked[n]:
+                    continue
+                if dr != 0 and dc != 0 and (blocked[s + dc] or blocked[s + dr * width]):
+                    continue
+                cand = g[n] + (_SQRT2 if dr != 0 and dc != 0 else 1.0)
+                if cand < best:
+                    best = cand
+                    best_n = n
+            g[s] = best
+            parent[s] = best_n
+            p = best_n
+            p_r = p // width
+            p_c = p - p_r * width
+        if s == goal:
+            state[0] = size
+            state[1] += done
+            return FOUND
         g_p = g[p]
         for k in range(8):
-            if k == 0:
-                dr, dc = 0, 1
-            elif k == 1:
-                dr, dc = 1, 0
-            elif k == 2:
-                dr, dc = 0, -1
-            elif k == 3:
-                dr, dc = -1, 0
-            elif k == 4:
-                dr, dc = 1, 1
-            elif k == 5:
-                dr, dc = 1, -1
-            elif k == 6:
-                dr, dc = -1, 1
-            else:
-                dr, dc = -1, -1
-            nr = s_r + dr
-            nc = s_c + dc
-            if nr < 0 or nc < 0 or nr >= height or nc >= width:
+            dr, dc = _step(k)
+            n = s + dr * width + dc
+            if blocked[n]:
                 continue
-            n = nr * width + nc
-            if blocked[n] or closed[n] == sid:
+            m = mark[n]
+            if m == shut:
                 continue
-            if dr != 0 and dc != 0 and (blocked[s_r * width + nc] or blocked[nr * width + s_c]):
+            if dr != 0 and dc != 0 and (blocked[s + dc] or blocked[s + dr * width]):
                 continue
-            if stamp[n] != sid:
-                stamp[n] = sid
+            if m != seen:
+                mark[n] = seen
                 g[n] = math.inf
                 hpos[n] = -1
-            g_old = g[n]
-            new_g = math.inf
-            new_parent = -1
-            if p != s:
-                # Path 2: straight from s's parent, when visible. It is never longer than path 1,
-                # so when it would not improve n neither would path 1.
-                cand = g_p + _dist(nr - p_r, nc - p_c)
-                if cand >= g_old:
-                    continue
-                if line_of_sight(blocked, width, p_r, p_c, nr, nc):
-                    new_g = cand
-                    new_parent = p
-            if new_parent < 0:
-                cand = g_s + (_SQRT2 if dr != 0 and dc != 0 else 1.0)
-                if cand >= g_old:
-                    continue
-                new_g = cand
-                new_parent = s
+            # Straight from s's parent (through s when s is the start), sight checked on expansion.
+            nr = s_r + dr
+            nc = s_c + dc
+            new_g = g_p + _dist(nr - p_r, nc - p_c)
+            if new_g >= g[n]:
+                continue
             g[n] = new_g
-            parent[n] = new_parent
-            f[n] = new_g + heuristic_weight * _dist(nr - goal_r, nc - goal_c)
+            parent[n] = p
+            new_f = new_g + heuristic_weight * _dist(nr - goal_r, nc - goal_c)
             if hpos[n] < 0:
-                heap[size] = n
-                hpos[n] = size
                 size += 1
-                _sift_up(heap, hpos, f, g, size - 1)
+                _sift_up(hf, hg, hn, hpos, size - 1, new_f, new_g, n)
             else:
-                _sift_up(heap, hpos, f, g, hpos[n])
+                _sift_up(hf, hg, hn, hpos, hpos[n], new_f, new_g, n)
     state[0] = 0
+    state[1] += done
     return NO_PATH
 
 
@@ -381,3 +490,54 @@ def tighten(blocked: Any, width: int, height: int, points: Any, sweeps: int, ite
         if not removed and moved < 1e-3:
             break
     return cur[:m].copy()
+
+
+@_njit_inline
+def _pieces(seg: Any, step: float) -> int:
+    total = 0
+    for length in seg:
+        total += max(1, math.ceil(length / step - 1e-9))
+    return total
+
+
+@_njit
+def resample(pts: Any, max_points: int, spacing: float) -> Any:
+    """Divide every segment of a polyline ``(N, 2)`` (N >= 2) so that points are at most ``spacing`` apart.
+
+    Every vertex is kept. When that would give more than ``max_points`` points the spacing grows
+    (bisection for the smallest that fits) until it does not.
+    """
+    m = pts.shape[0]
+    seg = np.empty(m - 1)
+    for i in range(m - 1):
+        dx = pts[i + 1, 0] - pts[i, 0]
+        dy = pts[i + 1, 1] - pts[i, 1]
+        seg[i] = math.sqrt(dx * dx + dy * dy)
+    step = spacing
+    if _pieces(seg, step) + 1 > max_points:
+        # The number of points falls as the step grows.
+        lo = step
+        hi = seg.max() + 1e-9
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if _pieces(seg, mid) + 1 > max_points:
+                lo = mid
+            else:
+                hi = mid
+        step = hi
+    out = np.empty((_pieces(seg, step) + 1, 2))
+    out[0, 0] = pts[0, 0]
+    out[0, 1] = pts[0, 1]
+    j = 1
+    for s in range(m - 1):
+        k = max(1, math.ceil(seg[s] / step - 1e-9))
+        ax = pts[s, 0]
+        ay = pts[s, 1]
+        dx = pts[s + 1, 0] - ax
+        dy = pts[s + 1, 1] - ay
+        for i in range(1, k + 1):
+            t = i / k
+            out[j, 0] = ax + dx * t
+            out[j, 1] = ay + dy * t
+            j += 1
+    return out

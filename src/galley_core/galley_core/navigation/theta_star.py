@@ -12,9 +12,11 @@ centre that is at least ``R + resolution / sqrt(2)`` from every obstacle centre:
 keeps R. A robot of radius r whose footprint must also stay off the cells' squares needs
 ``R >= r + resolution / sqrt(2)``; :func:`clearance_from_footprint` computes r.
 
-The search itself (:mod:`galley_core.navigation._kernels`) is compiled with numba and resumable:
-it runs in slices of expansions, and between slices :meth:`ThetaStar.plan` asks the
-``cancel_checker`` and the time limit. Unreachable goals are answered without a search: the
+The search itself (:mod:`galley_core.navigation._kernels`) is Lazy Theta* (Nash, Koenig & Tovey,
+2010: one line-of-sight test per expanded cell instead of one per neighbour, which long lines
+through open space skip across in jumps), compiled with numba and resumable: it runs in slices of
+expansions, and between slices :meth:`ThetaStar.plan` asks the ``cancel_checker`` and the time
+limit. A final pass pulls the path taut. Unreachable goals are answered without a search: the
 connected regions of the free space are labelled once per map.
 
 Example::
@@ -154,28 +156,8 @@ def resample_polyline(path: ArrayLike, max_points: int, spacing: float) -> NDArr
     pts: NDArray[np.float64] = np.array(path, dtype=float).reshape(-1, 2)
     if len(pts) < 2 or len(pts) >= max_points:
         return pts
-    seg = np.hypot(*np.diff(pts, axis=0).T)
-
-    def pieces(step: float) -> NDArray[np.int64]:
-        counts: NDArray[np.int64] = np.maximum(1, np.ceil(seg / step - 1e-9)).astype(np.int64)
-        return counts
-
-    step = spacing
-    if pieces(step).sum() + 1 > max_points:
-        # The number of points falls as the step grows: bisect for the smallest step that fits.
-        lo, hi = step, float(seg.max()) + 1e-9
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            if pieces(mid).sum() + 1 > max_points:
-                lo = mid
-            else:
-                hi = mid
-        step = hi
-    out = [pts[0]]
-    for a, b, k in zip(pts[:-1], pts[1:], pieces(step), strict=True):
-        for i in range(1, int(k) + 1):
-            out.append(a + (b - a) * (i / k))
-    return np.array(out)
+    out: NDArray[np.float64] = _kernels.resample(pts, int(max_points), float(spacing))
+    return out
 
 
 class ThetaStar:
@@ -207,15 +189,23 @@ class ThetaStar:
         # so 4-connectivity): a goal in another region is unreachable, known without a search.
         self._labels, _ = ndimage.label(~blocked)
         h, w = blocked.shape
-        n = h * w
         self._blocked_flat = np.ascontiguousarray(blocked.reshape(-1), dtype=np.uint8)
-        self._stamp = np.zeros(n, dtype=np.int32)
-        self._closed = np.zeros(n, dtype=np.int32)
+        # The search runs on the grid padded with a blocked border (no bounds checks in its loop).
+        padded = np.ones((h + 2, w + 2), dtype=np.uint8)
+        padded[1:-1, 1:-1] = blocked
+        self._padded_width = w + 2
+        self._blocked_padded = padded.reshape(-1)
+        self._radius = _kernels.free_radius(self._blocked_padded, w + 2, h + 2)
+        n = padded.size
+        index = np.int32 if n < 2**31 else np.int64
+        self._mark = np.zeros(n, dtype=np.int32)
         self._g = np.empty(n, dtype=np.float64)
-        self._f = np.empty(n, dtype=np.float64)
-        self._parent = np.empty(n, dtype=np.int32 if n < 2**31 else np.int64)
-        self._heap = np.empty(n, dtype=self._parent.dtype)
-        self._hpos = np.empty(n, dtype=self._parent.dtype)
+        self._parent = np.empty(n, dtype=index)
+        # The open list: keys and cells of its entries, and each cell's entry.
+        self._heap_f = np.empty(n, dtype=np.float64)
+        self._heap_g = np.empty(n, dtype=np.float64)
+        self._heap_cell = np.empty(n, dtype=index)
+        self._hpos = np.empty(n, dtype=index)
         self._sid = 0
 
     def inflated_map(self) -> NDArray[np.int8]:
@@ -269,7 +259,8 @@ class ThetaStar:
                 planning_time_s=time.perf_counter() - t0,
             )
         width, height = grid.width, grid.height
-        start_n, goal_n = sr * width + sc, gr * width + gc
+        pw = self._padded_width
+        start_n, goal_n = (sr + 1) * pw + sc + 1, (gr + 1) * pw + gc + 1
         status, expansions, stopped = self._search(start_n, goal_n, t0, cancel_checker)
         if stopped is not None:
             return stopped
@@ -280,7 +271,7 @@ class ThetaStar:
             cells_path.append(int(self._parent[cells_path[-1]]))
         cells_path.reverse()
         idx = np.array(cells_path, dtype=np.int64)
-        centres = np.stack([idx % width + 0.5, idx // width + 0.5], axis=1)
+        centres = np.stack([idx % pw - 0.5, idx // pw - 0.5], axis=1)  # padded cells to grid coordinates
         vertices = self._attach_endpoints(centres, (sx, sy), (gx, gy), snapped)
         if self.config.tighten_sweeps > 0 and len(vertices) > 2:
             vertices = _kernels.tighten(
@@ -321,28 +312,26 @@ class ThetaStar:
         self, start_n: int, goal_n: int, t0: float, cancel_checker: Callable[[], bool] | None
     ) -> tuple[int, int, PlanResult | None]:
         """Run the kernel slice by slice: (status, expansions, failure result or None)."""
-        width, height = self.grid.width, self.grid.height
         self._sid += 1
-        if self._sid >= 2**31 - 1:
-            self._stamp[:] = 0
-            self._closed[:] = 0
+        if self._sid >= 2**30 - 1:  # marks are 2 sid and 2 sid + 1 in int32
+            self._mark[:] = 0
             self._sid = 1
         state = np.zeros(2, dtype=np.int64)
         limit = self.config.max_planning_time_s
         while True:
             status = _kernels.search(
-                self._blocked_flat,
-                width,
-                height,
+                self._blocked_padded,
+                self._radius,
+                self._padded_width,
                 start_n,
                 goal_n,
                 self._sid,
-                self._stamp,
-                self._closed,
+                self._mark,
                 self._g,
-                self._f,
                 self._parent,
-                self._heap,
+                self._heap_f,
+                self._heap_g,
+                self._heap_cell,
                 self._hpos,
                 state,
                 EXPANSIONS_PER_SLICE,
