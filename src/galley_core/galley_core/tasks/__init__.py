@@ -1,0 +1,1 @@
+"""Tasks: the plan grammar (and, with the tasks issue, the instruction suite and metrics)."""
