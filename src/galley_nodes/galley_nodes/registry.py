@@ -17,6 +17,7 @@ NODES: dict[str, str] = {
     "map_server": "galley_nodes.nodes.map_server:MapServerNode",
     "sim": "galley_sim.sim_node:SimNode",
     "square_driver": "galley_nodes.nodes.square_driver:SquareDriverNode",
+    "task_executor": "galley_nodes.nodes.task_executor:TaskExecutorNode",
     "trajectory_logger": "galley_nodes.nodes.trajectory_logger:TrajectoryLoggerNode",
     "unicycle_base": "galley_nodes.nodes.unicycle_base:UnicycleBaseNode",
 }

@@ -1,0 +1,186 @@
+"""The policy evaluator's logic: run a plan step by step and judge each step (Kitchen-R Sec. IV, V-A).
+
+:class:`PlanRunner` keeps the sequence: which step runs, since when, what each finished step
+achieved, and whether the episode goes on after a failure (Kitchen-R stops an episode at the
+first failed step unless the robot is teleported to the next step's start). The node around it
+(``task_executor``) sends the navigation and arm goals and calls :meth:`PlanRunner.finish` when
+they report. The success criteria are Kitchen-R's, judged on ground truth:
+
+* move: the base centre within ``nav_success_radius_m`` (0.10 m) of the zone's approach position;
+* pick: the object lifted off its surface (its bottom at least ``lift_height_m`` above it);
+* place: the object's position within ``place_success_radius_m`` (0.05 m) of its target.
+
+:func:`place_target` chooses where in a zone an object is put down: the free spot of the zone's
+patch farthest from the other objects there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from galley_core.config import Config, param
+from galley_core.geometry import Pose2D
+from galley_core.scene import Scene
+from galley_core.tasks.grammar import Step
+
+__all__ = [
+    "ExecutorConfig",
+    "PlanRunner",
+    "StepResult",
+    "move_goal",
+    "move_succeeded",
+    "pick_succeeded",
+    "place_succeeded",
+    "place_target",
+]
+
+
+@dataclass(frozen=True)
+class ExecutorConfig(Config):
+    """How the evaluator runs and judges a plan (Kitchen-R's defaults)."""
+
+    step_time_limit_s: float = param(120.0, "simulated time allowed for one step", unit="s", gt=0.0)
+    nav_success_radius_m: float = param(
+        0.10, "move succeeds with the base this close to the goal", unit="m", gt=0.0
+    )
+    place_success_radius_m: float = param(
+        0.05, "place succeeds with the object this close to its target", unit="m", gt=0.0
+    )
+    lift_height_m: float = param(
+        0.03, "pick succeeds with the object this far above its surface", unit="m", gt=0.0
+    )
+    max_steps: int = param(0, "execute only the first K steps of the plan; 0: all", ge=0)
+    teleport_on_failure: bool = param(
+        False, "after a failed step, put the robot at the next step's start and go on; else stop"
+    )
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one step achieved."""
+
+    step: str
+    success: bool
+    duration_s: float
+    reason: str = ""
+
+
+@dataclass
+class PlanRunner:
+    """Sequence of a plan's steps with their outcomes; time is simulated seconds."""
+
+    plan: Sequence[Step]
+    config: ExecutorConfig
+    results: list[StepResult] = field(default_factory=list)
+    index: int = 0
+    started_s: float | None = None
+    stopped: bool = False
+
+    def __post_init__(self) -> None:
+        if self.config.max_steps:
+            self.plan = list(self.plan)[: self.config.max_steps]
+
+    @property
+    def current(self) -> Step | None:
+        """The running (or next) step, None when the episode is over."""
+        return None if self.done else self.plan[self.index]
+
+    @property
+    def done(self) -> bool:
+        return self.stopped or self.index >= len(self.plan)
+
+    @property
+    def success(self) -> bool:
+        """Every step of the (possibly truncated) plan succeeded."""
+        return len(self.results) == len(self.plan) and all(r.success for r in self.results)
+
+    def begin(self, now_s: float) -> Step:
+        """Start the current step at ``now_s``."""
+        step = self.current
+        if step is None:
+            raise RuntimeError("the plan is finished")
+        self.started_s = now_s
+        return step
+
+    def elapsed_s(self, now_s: float) -> float:
+        return 0.0 if self.started_s is None else now_s - self.started_s
+
+    def timed_out(self, now_s: float) -> bool:
+        return self.started_s is not None and self.elapsed_s(now_s) > self.config.step_time_limit_s
+
+    def finish(self, success: bool, reason: str, now_s: float) -> StepResult:
+        """Record the current step's outcome and move on (or stop after a failure)."""
+        step = self.current
+        if step is None:
+            raise RuntimeError("no step is running")
+        result = StepResult(str(step), success, round(self.elapsed_s(now_s), 3), reason)
+        self.results.append(result)
+        self.index += 1
+        self.started_s = None
+        if not success and not self.config.teleport_on_failure:
+            self.stopped = True
+        return result
+
+    def abort(self, reason: str, now_s: float) -> None:
+        """End the episode now (a monitor abort): the running step fails with ``reason``."""
+        if self.current is not None and self.started_s is not None:
+            self.finish(False, reason, now_s)
+        self.stopped = True
+
+
+def move_goal(scene: Scene, zone: str) -> Pose2D:
+    """The base pose of a ``move to the <zone> zone`` step: the zone's approach pose."""
+    x, y, yaw = scene.zone(zone).approach
+    return Pose2D(x, y, yaw)
+
+
+def move_succeeded(base: Pose2D, goal: Pose2D, config: ExecutorConfig) -> tuple[bool, str]:
+    distance = math.hypot(base.x - goal.x, base.y - goal.y)
+    if distance <= config.nav_success_radius_m:
+        return True, ""
+    return False, f"the base stopped {distance:.3f} m from the goal (> {config.nav_success_radius_m} m)"
+
+
+def pick_succeeded(object_z: float, surface_z: float, name: str, config: ExecutorConfig) -> tuple[bool, str]:
+    if object_z - surface_z >= config.lift_height_m:
+        return True, ""
+    return False, f"the {name} is not lifted ({object_z - surface_z:.3f} m above its surface)"
+
+
+def place_succeeded(
+    position: Sequence[float], target: Sequence[float], name: str, config: ExecutorConfig
+) -> tuple[bool, str]:
+    distance = math.dist(position, target)
+    if distance <= config.place_success_radius_m:
+        return True, ""
+    return False, f"the {name} ended {distance:.3f} m from its target (> {config.place_success_radius_m} m)"
+
+
+def place_target(
+    scene: Scene, zone: str, obj: str, others: Mapping[str, tuple[float, float]], grid: int = 7
+) -> tuple[float, float, float]:
+    """Where to put ``obj`` down in ``zone``: (x, y, z of the surface), away from the objects there.
+
+    Candidates lie on a ``grid`` x ``grid`` lattice over the zone's patch, kept inside it by the
+    object's footprint; the one farthest from the other objects (nearest the centre on ties) wins.
+    """
+    z = scene.zone(zone)
+    radius = scene.object(obj).footprint_radius
+    half = [max(0.0, s / 2.0 - radius) for s in z.size]
+    best: tuple[float, float, float, float] | None = None
+    for i in range(grid):
+        for j in range(grid):
+            u = -half[0] + 2 * half[0] * i / (grid - 1)
+            v = -half[1] + 2 * half[1] * j / (grid - 1)
+            x, y = z.center[0] + u, z.center[1] + v
+            clearance = min(
+                (math.hypot(x - ox, y - oy) for n, (ox, oy) in others.items() if n != obj), default=1e9
+            )
+            clearance = min(clearance, 0.5)  # beyond this, prefer the centre
+            score = (clearance, -math.hypot(u, v))
+            if best is None or score > best[:2]:
+                best = (score[0], score[1], x, y)
+    assert best is not None
+    return best[2], best[3], z.z

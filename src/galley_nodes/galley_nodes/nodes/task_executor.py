@@ -1,0 +1,325 @@
+"""``task_executor``: Kitchen-R's policy evaluator. Runs a plan step by step and judges each step.
+
+Subscribes /task/plan (galley_msgs/TaskPlan). For ``move to the <zone> zone`` it publishes the
+zone's approach pose on /goal_pose and waits for /navigation/status (or a planner failure on
+/planner/status); for ``pick`` / ``place`` it publishes a galley_msgs/ArmGoal on /arm/goal and
+waits for /arm/status. Each step is judged on ground truth from TF (``map -> base_link``,
+``map -> object/<name>``) by :mod:`galley_core.tasks.executor`'s criteria, within
+``step_time_limit_s`` of simulated time. Episode events (STEP_STARTED / STEP_SUCCEEDED /
+STEP_FAILED / EPISODE_DONE) go to /episode/events, where an ABORT from the monitor ends the
+episode; /task/status tells the state and /task/result (latched) the outcome.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from galley_core.config import param
+from galley_core.geometry import Pose2D
+from galley_core.scene import Scene, load_scene, scene_path
+from galley_core.tasks.executor import (
+    ExecutorConfig,
+    PlanRunner,
+    move_goal,
+    move_succeeded,
+    pick_succeeded,
+    place_succeeded,
+    place_target,
+)
+from galley_core.tasks.grammar import PlanError, Step, parse_plan, validate_plan
+from galley_core.tf_tree import TransformError
+from galley_nodes import messages
+from galley_nodes.config_files import config_dirs
+from galley_nodes.conversions import pose_msg, transform_from_msg
+from galley_nodes.node import Node, Publishes, Subscribes, Timer
+from galley_nodes.qos import QoS
+
+IDLE, ACTIVE, SUCCEEDED, FAILED = 0, 1, 2, 3
+STEP_STARTED, STEP_SUCCEEDED, STEP_FAILED, ABORT, EPISODE_DONE = 0, 1, 2, 3, 4
+PICK, PLACE = 0, 1
+
+
+@dataclass(frozen=True)
+class TaskExecutorConfig(ExecutorConfig):
+    scene: str = param("kitchen", "scene name (config/scenes/<name>.yaml) or path; zones and objects")
+    rate_hz: float = param(10.0, "rate of the time-limit check", unit="Hz", gt=0.0)
+    map_frame: str = param("map", "frame of goals and ground truth")
+    base_frame: str = param("base_link", "robot base frame")
+
+
+class TaskExecutorNode(Node):
+    name = "task_executor"
+    Config = TaskExecutorConfig
+    subscribes = (
+        Subscribes("task/plan", "galley_msgs/msg/TaskPlan", "on_plan", QoS.latched()),
+        Subscribes(
+            "navigation/status", "galley_msgs/msg/ActionStatus", "on_navigation_status", QoS.latched(10)
+        ),
+        Subscribes("planner/status", "galley_msgs/msg/ActionStatus", "on_planner_status", QoS.latched(10)),
+        Subscribes("arm/status", "galley_msgs/msg/ActionStatus", "on_arm_status", QoS.latched(10)),
+        Subscribes("episode/events", "galley_msgs/msg/EpisodeEvent", "on_episode_event", QoS(depth=100)),
+    )
+    publishes = (
+        Publishes("goal_pose", "geometry_msgs/msg/PoseStamped"),
+        Publishes("arm/goal", "galley_msgs/msg/ArmGoal"),
+        Publishes("episode/events", "galley_msgs/msg/EpisodeEvent", QoS(depth=100)),
+        Publishes("task/status", "galley_msgs/msg/ActionStatus", QoS.latched()),
+        Publishes("task/result", "galley_msgs/msg/EpisodeResult", QoS.latched()),
+    )
+    timers = (Timer("on_tick", period_s=lambda c: 1.0 / c.rate_hz),)
+    uses_tf = True
+
+    def __init__(self, host: Any, config: TaskExecutorConfig) -> None:
+        super().__init__(host, config)
+        self.scene: Scene = load_scene(scene_path(config.scene, [d / "scenes" for d in config_dirs()]))
+        self.runner: PlanRunner | None = None
+        self.instruction = ""
+        self._step_start_ns = 0
+        self._active_seen = False
+        self._place_goal: tuple[float, float, float] | None = None
+        self._status(IDLE, "", "waiting for a plan on /task/plan")
+
+    # -- plan ----------------------------------------------------------------------------------
+
+    def on_plan(self, msg: Any) -> None:
+        steps = list(msg.steps)
+        try:
+            plan = parse_plan(steps)
+            validate_plan(plan, self.scene)
+            if not plan:
+                raise PlanError("the plan has no steps")
+        except PlanError as err:
+            self._status(FAILED, msg.instruction, f"plan rejected, nothing executed: {err}")
+            return
+        self.instruction = msg.instruction
+        self.runner = PlanRunner(plan, self.config)
+        self.log.info(f"executing {len(self.runner.plan)} steps for {msg.instruction!r}")
+        self._begin()
+
+    def _begin(self) -> None:
+        runner = self.runner
+        if runner is None or runner.done:
+            self._finish_episode()
+            return
+        step = runner.begin(self.now_s())
+        self._step_start_ns = self.now_ns()
+        self._active_seen = False
+        self._event(STEP_STARTED, step)
+        self._status(ACTIVE, self.instruction, "", phase=str(step))
+        if step.action == "move":
+            goal = move_goal(self.scene, step.target)
+            self.publish(
+                "goal_pose",
+                self.msg("geometry_msgs/msg/PoseStamped", header=self._header(), pose=pose_msg(goal)),
+            )
+        elif step.action == "pick":
+            self.publish(
+                "arm/goal",
+                self.msg(
+                    "galley_msgs/msg/ArmGoal", header=self._header(), action=PICK, object_name=step.target
+                ),
+            )
+        else:
+            zone = self._robot_zone()
+            others = {n: (t.translation[0], t.translation[1]) for n, t in self._object_poses().items()}
+            self._place_goal = place_target(self.scene, zone, step.target, others)
+            x, y, z = self._place_goal
+            target = {
+                "header": self._header(),
+                "pose": {"position": {"x": x, "y": y, "z": z}, "orientation": {"w": 1.0}},
+            }
+            self.publish(
+                "arm/goal",
+                self.msg(
+                    "galley_msgs/msg/ArmGoal",
+                    header=self._header(),
+                    action=PLACE,
+                    object_name=step.target,
+                    target_pose=target,
+                ),
+            )
+
+    # -- status from the executing nodes -------------------------------------------------------
+
+    def _accept(self, msg: Any, action: str) -> bool:
+        """Whether a status belongs to the running step: stamped after it began, and terminal."""
+        step = self._running()
+        if step is None or step.action not in action:
+            return False
+        if messages.time_ns_from_msg(msg.header.stamp) < self._step_start_ns:
+            return False
+        if msg.state == ACTIVE:
+            self._active_seen = True
+            return False
+        return msg.state == FAILED or (msg.state == SUCCEEDED and self._active_seen)
+
+    def on_navigation_status(self, msg: Any) -> None:
+        if self._accept(msg, "move"):
+            self._judge(msg)
+
+    def on_planner_status(self, msg: Any) -> None:
+        step = self._running()
+        if (
+            step is not None
+            and step.action == "move"
+            and msg.state == FAILED
+            and messages.time_ns_from_msg(msg.header.stamp) >= self._step_start_ns
+        ):
+            self._end_step(False, f"no path: {msg.reason}")
+
+    def on_arm_status(self, msg: Any) -> None:
+        if self._accept(msg, ("pick", "place")):
+            self._judge(msg)
+
+    def on_episode_event(self, msg: Any) -> None:
+        if msg.kind == ABORT and self.runner is not None and not self.runner.done:
+            reason = f"aborted by {msg.rule or 'the monitor'}: {msg.reason}"
+            self.log.warning(reason)
+            self.runner.abort(reason, self.now_s())
+            self._finish_episode()
+
+    def on_tick(self) -> None:
+        runner = self.runner
+        if runner is not None and not runner.done and runner.timed_out(self.now_s()):
+            self._end_step(False, f"exceeded the {self.config.step_time_limit_s:.0f} s step time limit")
+
+    # -- judging -------------------------------------------------------------------------------
+
+    def _judge(self, msg: Any) -> None:
+        step = self._running()
+        assert step is not None
+        if msg.state == FAILED:
+            self._end_step(False, msg.reason or "the executing node reported a failure")
+            return
+        try:
+            if step.action == "move":
+                ok, reason = move_succeeded(
+                    self._base_pose(), move_goal(self.scene, step.target), self.config
+                )
+            elif step.action == "pick":
+                z = self._object_poses()[step.target].translation[2]
+                ok, reason = pick_succeeded(z, self._surface_z(step.target), step.target, self.config)
+            else:
+                assert self._place_goal is not None
+                position = self._object_poses()[step.target].translation
+                ok, reason = place_succeeded(position, self._place_goal, step.target, self.config)
+        except (TransformError, KeyError) as err:
+            ok, reason = False, f"no ground truth to judge the step: {err}"
+        self._end_step(ok, reason)
+
+    def _end_step(self, success: bool, reason: str) -> None:
+        runner = self.runner
+        assert runner is not None
+        step = runner.current
+        result = runner.finish(success, reason, self.now_s())
+        self._event(STEP_SUCCEEDED if success else STEP_FAILED, step, reason)
+        level = self.log.info if success else self.log.warning
+        level(
+            f"step {len(runner.results)}/{len(runner.plan)} {result.step!r}: "
+            f"{'succeeded' if success else 'failed'} in {result.duration_s:.1f} s"
+            + (f" ({reason})" if reason else "")
+        )
+        self._begin()
+
+    def _finish_episode(self) -> None:
+        runner = self.runner
+        if runner is None:
+            return
+        results = runner.results
+        self._event(EPISODE_DONE, None, "" if runner.success else "a step failed")
+        self.publish(
+            "task/result",
+            self.msg(
+                "galley_msgs/msg/EpisodeResult",
+                header=self._header(),
+                instruction=self.instruction,
+                plan=[str(s) for s in runner.plan],
+                step_success=[r.success for r in results],
+                step_duration_s=[r.duration_s for r in results],
+                step_reason=[r.reason for r in results],
+                success=runner.success,
+            ),
+        )
+        self._status(
+            SUCCEEDED if runner.success else FAILED,
+            self.instruction,
+            "" if runner.success else "a step failed",
+        )
+        self.runner = None if runner.done else runner
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _running(self) -> Step | None:
+        runner = self.runner
+        return None if runner is None or runner.done or runner.started_s is None else runner.current
+
+    def _header(self) -> dict[str, Any]:
+        return {"stamp": self.stamp(), "frame_id": self.config.map_frame}
+
+    def _event(self, kind: int, step: Step | None, reason: str = "") -> None:
+        runner = self.runner
+        index = (
+            -1
+            if step is None or runner is None
+            else runner.index
+            if kind == STEP_STARTED
+            else len(runner.results) - 1
+        )
+        self.publish(
+            "episode/events",
+            self.msg(
+                "galley_msgs/msg/EpisodeEvent",
+                header=self._header(),
+                kind=kind,
+                step_index=index,
+                step="" if step is None else str(step),
+                rule="task_executor",
+                reason=reason,
+            ),
+        )
+
+    def _status(self, state: int, goal_id: str, reason: str, phase: str = "") -> None:
+        self.publish(
+            "task/status",
+            self.msg(
+                "galley_msgs/msg/ActionStatus",
+                header=self._header(),
+                state=state,
+                goal_id=goal_id,
+                phase=phase,
+                reason=reason,
+            ),
+        )
+
+    def _base_pose(self) -> Pose2D:
+        return transform_from_msg(
+            self.lookup_transform(self.config.map_frame, self.config.base_frame)
+        ).to_pose2d()
+
+    def _object_poses(self) -> dict[str, Any]:
+        poses = {}
+        for name in self.scene.object_names:
+            try:
+                poses[name] = transform_from_msg(
+                    self.lookup_transform(self.config.map_frame, f"object/{name}")
+                )
+            except TransformError:
+                continue
+        return poses
+
+    def _robot_zone(self) -> str:
+        """The zone whose approach pose is nearest the base (where a place puts the object down)."""
+        base = self._base_pose()
+        return min(
+            self.scene.zones, key=lambda z: (z.approach[0] - base.x) ** 2 + (z.approach[1] - base.y) ** 2
+        ).name
+
+    def _surface_z(self, obj: str) -> float:
+        """Height of the surface under the object's start: the zone nearest to where it was."""
+        runner = self.runner
+        assert runner is not None
+        for step in reversed(list(runner.plan)[: runner.index]):
+            if step.action == "move":
+                return self.scene.zone(step.target).z
+        return max(z.z for z in self.scene.zones)

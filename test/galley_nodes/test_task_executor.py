@@ -1,0 +1,98 @@
+"""The task executor runs plans on the simulator and judges every step on ground truth."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from galley_core.episode import Episode
+from galley_core.geometry import Pose2D
+from galley_nodes import messages
+from galley_nodes.embedded import EmbeddedHost
+from galley_nodes.qos import QoS
+from galley_nodes.registry import load_node_class
+
+
+def navigation_host(repo, tmp_path, **executor_params: Any) -> tuple[EmbeddedHost, Any, dict[str, list[Any]]]:
+    episode = tmp_path / "episode.json"
+    episode.write_text(json.dumps(Episode("kitchen", 0, Pose2D(-1.0, 0.8, 0.0), (), {}).to_dict()))
+    host = EmbeddedHost([repo / "config" / "navigation.yaml"])
+    host.add_node(load_node_class("sim"), parameters={"episode_file": str(episode), "cameras_enabled": False})
+    host.add_node(
+        load_node_class("map_server"), parameters={"yaml_filename": str(repo / "maps" / "kitchen.yaml")}
+    )
+    host.add_node(load_node_class("global_planner"))
+    host.add_node(load_node_class("diff_drive_controller"), parameters={"use_tf": True})
+    executor = host.add_node(load_node_class("task_executor"), parameters=executor_params)
+    seen: dict[str, list[Any]] = {"result": [], "events": [], "status": []}
+    probe = host.participant("probe")
+    probe.create_subscription(
+        "/task/result", "galley_msgs/msg/EpisodeResult", seen["result"].append, QoS.latched()
+    )
+    probe.create_subscription(
+        "/episode/events", "galley_msgs/msg/EpisodeEvent", seen["events"].append, QoS(depth=100)
+    )
+    probe.create_subscription(
+        "/task/status", "galley_msgs/msg/ActionStatus", seen["status"].append, QoS.latched()
+    )
+    seen["plan_pub"] = [probe.create_publisher("/task/plan", "galley_msgs/msg/TaskPlan", QoS.latched())]
+    host.run_for(0.5)
+    return host, executor, seen
+
+
+def send_plan(seen: dict[str, list[Any]], steps: list[str], instruction: str = "") -> None:
+    seen["plan_pub"][0].publish(
+        messages.new("galley_msgs/msg/TaskPlan", instruction=instruction, steps=steps)
+    )
+
+
+def test_move_steps_run_in_order_and_are_judged_on_ground_truth(repo, tmp_path):
+    host, _, seen = navigation_host(repo, tmp_path)
+    send_plan(seen, ["move to the blue zone", "move to the green zone"], "tour")
+    assert host.run_until(lambda: bool(seen["result"]), 200.0)
+    result = seen["result"][-1]
+    assert result.success and list(result.step_success) == [True, True]
+    assert all(0 < d < 120 for d in result.step_duration_s)
+    kinds = [(e.kind, e.step_index) for e in seen["events"]]
+    assert kinds == [(0, 0), (1, 0), (0, 1), (1, 1), (4, -1)]  # started, succeeded, ..., episode done
+
+
+def test_a_step_past_its_time_limit_fails_and_stops_the_episode(repo, tmp_path):
+    host, _, seen = navigation_host(repo, tmp_path, step_time_limit_s=3.0)
+    send_plan(seen, ["move to the purple zone", "move to the red zone"])
+    assert host.run_until(lambda: bool(seen["result"]), 30.0)
+    result = seen["result"][-1]
+    assert not result.success and list(result.step_success) == [False]
+    assert "exceeded the 3 s step time limit" in result.step_reason[0]
+
+
+def test_k_steps_only_and_invalid_plans(repo, tmp_path):
+    host, _, seen = navigation_host(repo, tmp_path, max_steps=1)
+    send_plan(seen, ["move to the blue zone", "move to the red zone"])
+    assert host.run_until(lambda: bool(seen["result"]), 100.0)
+    assert list(seen["result"][-1].plan) == ["move to the blue zone"] and seen["result"][-1].success
+    send_plan(seen, ["move to the orange zone"])
+    host.run_for(0.1)
+    assert seen["status"][-1].state == 3
+    assert "no zone 'orange'; zones: red, green, blue, yellow, purple" in seen["status"][-1].reason
+    send_plan(seen, ["fly to the moon"])
+    host.run_for(0.1)
+    assert "is not a step" in seen["status"][-1].reason
+
+
+@pytest.mark.parametrize("rule", ["monitor"])
+def test_an_abort_on_episode_events_ends_the_episode(repo, tmp_path, rule):
+    host, _, seen = navigation_host(repo, tmp_path)
+    send_plan(seen, ["move to the purple zone"])
+    host.run_for(2.0)
+    aborts = host.participant("fake_monitor").create_publisher(
+        "/episode/events", "galley_msgs/msg/EpisodeEvent", QoS(depth=100)
+    )
+    aborts.publish(
+        messages.new("galley_msgs/msg/EpisodeEvent", kind=3, rule=rule, reason="the cup fell to the floor")
+    )
+    host.run_for(0.2)
+    result = seen["result"][-1]
+    assert not result.success and "aborted by monitor: the cup fell to the floor" in result.step_reason[0]
