@@ -15,6 +15,7 @@ dict (JSON/YAML) so that batches can be generated once and replayed by several p
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -131,7 +132,9 @@ def sample_episode(scene: Scene, seed: int, *, objects: list[str] | None = None)
     """
     if seed < 0:
         raise ValueError(f"seed = {seed} must be >= 0")
-    rng = np.random.default_rng(seed)
+    # Keyed by the scene too, so that one seed gives unrelated draws in different scenes
+    # (crc32 rather than hash(): the same in every process).
+    rng = np.random.default_rng([zlib.crc32(scene.name.encode()), seed])
     names = objects if objects is not None else scene.object_names
     specs = [scene.object(n) for n in names]
     x, y = _sample_on_segments(scene, rng)

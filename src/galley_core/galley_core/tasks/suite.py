@@ -19,6 +19,7 @@ templates) or ``unseen`` (the held-out templates, for generalisation).
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ import yaml
 from galley_core.episode import Episode, sample_episode
 from galley_core.files import read_yaml
 from galley_core.scene import Scene
-from galley_core.tasks.grammar import Step, format_step
+from galley_core.tasks.grammar import PlanError, Step, format_step
 
 __all__ = [
     "SUITE_VERSION",
@@ -40,6 +41,7 @@ __all__ = [
     "generate_suite",
     "gold_plan",
     "load_suite",
+    "plan_for_instruction",
     "save_suite",
 ]
 
@@ -219,6 +221,22 @@ class SuiteEntry:
         )
 
 
+def _relocations(kind: str, slots: dict[str, str], start: dict[str, str]) -> Relocations:
+    """The (object, zone) moves a template of ``kind`` asks for, objects starting in ``start``."""
+    o, o2 = slots.get("o", ""), slots.get("o2", "")
+    if kind == "one":
+        return [(o, slots["z"])]
+    if kind == "to_object":
+        return [(o, start[o2])]
+    if kind == "replace":
+        return [(o, start[o2]), (o2, start[o])]
+    if kind == "same":
+        return [(o, slots["z"]), (o2, slots["z"])]
+    if kind == "two":
+        return [(o, slots["z"]), (o2, slots["z2"])]
+    raise ValueError(f"unknown template kind {kind!r}")
+
+
 def _fill(template: Template, episode: Episode, rng: random.Random) -> tuple[str, Relocations] | None:
     """An instruction and its relocations for this episode, or None when the episode does not fit."""
     start = {p.name: p.zone for p in episode.objects}
@@ -230,23 +248,11 @@ def _fill(template: Template, episode: Episode, rng: random.Random) -> tuple[str
     others = [z for z in zones if z != start[o]]
     z = rng.choice(others)
     slots = {"o": o, "o2": o2, "z": z, "zs": start[o], "zs2": start[o2]}
-    relocations: Relocations
-    if template.kind == "one":
-        relocations = [(o, z)]
-    elif template.kind == "to_object":
-        relocations = [(o, start[o2])]
-    elif template.kind == "replace":
-        relocations = [(o, start[o2]), (o2, start[o])]
-    elif template.kind == "same":
-        if z == start[o2]:
-            return None  # o2 would already be there
-        relocations = [(o, z), (o2, z)]
-    elif template.kind == "two":
-        z2 = rng.choice([x for x in zones if x != start[o2] and x != z])
-        slots["z2"] = z2
-        relocations = [(o, z), (o2, z2)]
-    else:
-        raise ValueError(f"template {template.id}: unknown kind {template.kind!r}")
+    if template.kind == "same" and z == start[o2]:
+        return None  # o2 would already be there
+    if template.kind == "two":
+        slots["z2"] = rng.choice([x for x in zones if x != start[o2] and x != z])
+    relocations = _relocations(template.kind, slots, start)
     return template.text.format(**slots), relocations
 
 
@@ -338,3 +344,55 @@ def load_suite(path: str | Path) -> tuple[str, list[SuiteEntry]]:
 
 class SuiteError(ValueError):
     """A suite file that cannot be used; the message names it and the fix."""
+
+
+def _template_pattern(template: Template) -> re.Pattern[str]:
+    text = re.escape(template.text.rstrip(".?!").lower())
+    for slot in ("o2", "o", "zs2", "zs", "z2", "z"):  # longest names first
+        text = text.replace(re.escape("{" + slot + "}"), f"(?P<{slot}>[a-z_]+)", 1)
+        text = text.replace(re.escape("{" + slot + "}"), f"(?P={slot})")
+    return re.compile(text + r"[.?!]?")
+
+
+def plan_for_instruction(instruction: str, scene: Scene, episode: Episode) -> tuple[str, list[Step]]:
+    """The template an instruction follows and its gold plan in ``episode``.
+
+    Raises:
+        PlanError: the instruction follows no template, names an unknown object or zone, states a
+            start zone that the episode contradicts, or asks for nothing (already done).
+    """
+    clean = " ".join(instruction.strip().lower().split())
+    start = {p.name: p.zone for p in episode.objects}
+    for template in TEMPLATES:
+        match = _template_pattern(template).fullmatch(clean)
+        if match is None:
+            continue
+        slots = match.groupdict()
+        for key in ("o", "o2"):
+            if key in slots and slots[key] not in start:
+                known = ", ".join(sorted(start))
+                raise PlanError(
+                    f"{instruction!r}: no object {slots[key]!r} in this episode; objects: {known}"
+                )
+        for key in ("z", "z2", "zs", "zs2"):
+            if key in slots and slots[key] not in scene.zone_names:
+                raise PlanError(
+                    f"{instruction!r}: no zone {slots[key]!r}; zones: {', '.join(scene.zone_names)}"
+                )
+        for key, obj in (("zs", "o"), ("zs2", "o2")):
+            if key in slots and start[slots[obj]] != slots[key]:
+                raise PlanError(
+                    f"{instruction!r}: in episode {episode.seed} the {slots[obj]} is in the "
+                    f"{start[slots[obj]]} zone, not the {slots[key]} zone"
+                )
+        relocations = _relocations(template.kind, slots, start)
+        needed = [
+            (obj, zone) for obj, zone in relocations if start[obj] != zone or template.kind == "replace"
+        ]
+        if not needed:
+            raise PlanError(f"{instruction!r}: nothing to do in episode {episode.seed}: already so")
+        return template.id, gold_plan(needed, start)
+    raise PlanError(
+        f"{instruction!r} follows none of the suite's {len(TEMPLATES)} templates; give the plan explicitly "
+        "(galley run --plan 'move to the blue zone; pick the bowl; ...')"
+    )
