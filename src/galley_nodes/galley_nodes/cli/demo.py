@@ -22,6 +22,7 @@ import numpy as np
 
 from galley_core.geometry import Pose2D, normalize_angle
 from galley_nodes import messages
+from galley_nodes.cli.report import TopicLog, top_down_axes
 from galley_nodes.config_files import config_dirs
 from galley_nodes.conversions import pose_msg
 from galley_nodes.embedded import EmbeddedHost
@@ -40,45 +41,6 @@ def _find(relative: str) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-class _Recorder:
-    """What the report needs, taken from the topics like any other subscriber."""
-
-    def __init__(self, host: EmbeddedHost) -> None:
-        probe = host.participant("galley_demo")
-        self.status: list[Any] = []
-        self.plans: list[np.ndarray[Any, Any]] = []
-        self.trajectory: list[tuple[float, float]] = []
-        self.contacts: set[tuple[str, str]] = set()
-        self.top_down: Any = None
-        probe.create_subscription(
-            "/navigation/status", "galley_msgs/msg/ActionStatus", self.status.append, QoS.latched(10)
-        )
-        probe.create_subscription("/plan", "nav_msgs/msg/Path", self._on_plan, QoS())
-        probe.create_subscription(
-            "/sim/ground_truth/base_pose", "geometry_msgs/msg/PoseStamped", self._on_pose, QoS()
-        )
-        probe.create_subscription(
-            "/sim/contacts", "galley_msgs/msg/Contacts", self._on_contacts, QoS(depth=100)
-        )
-        probe.create_subscription(
-            "/camera/top_down/image_raw", "sensor_msgs/msg/Image", self._on_image, QoS.latched()
-        )
-        self.goals = probe.create_publisher("/goal_pose", "geometry_msgs/msg/PoseStamped", QoS())
-
-    def _on_plan(self, msg: Any) -> None:
-        if msg.poses:
-            self.plans.append(np.array([[p.pose.position.x, p.pose.position.y] for p in msg.poses]))
-
-    def _on_pose(self, msg: Any) -> None:
-        self.trajectory.append((msg.pose.position.x, msg.pose.position.y))
-
-    def _on_contacts(self, msg: Any) -> None:
-        self.contacts.update(zip(msg.robot_geoms, msg.obstacle_geoms, strict=True))
-
-    def _on_image(self, msg: Any) -> None:
-        self.top_down = np.asarray(msg.data).reshape(msg.height, msg.width, 3)
 
 
 def run_tour(
@@ -105,7 +67,14 @@ def run_tour(
     host.add_node(load_node_class("map_server"), parameters={"yaml_filename": str(map_file)})
     host.add_node(load_node_class("global_planner"))
     host.add_node(load_node_class("diff_drive_controller"), parameters={"use_tf": True})
-    recorder = _Recorder(host)
+    recorder = TopicLog(host)
+    goals = host.participant("galley_demo").create_publisher(
+        "/goal_pose", "geometry_msgs/msg/PoseStamped", QoS()
+    )
+    status: list[Any] = []
+    host.participant("galley_demo_status").create_subscription(
+        "/navigation/status", "galley_msgs/msg/ActionStatus", status.append, QoS.latched(10)
+    )
     scene = sim_node.scene
     zones = zones or scene.zone_names
     for name in zones:
@@ -116,23 +85,21 @@ def run_tour(
     results = []
     for i, name in enumerate(zones, 1):
         x, y, yaw = scene.zone(name).approach
-        recorder.status.clear()
+        status.clear()
         start_s = host.now_s
-        recorder.goals.publish(
+        goals.publish(
             messages.new(
                 "geometry_msgs/msg/PoseStamped",
                 header={"frame_id": "map", "stamp": messages.time_msg(host.time_ns)},
                 pose=pose_msg(Pose2D(x, y, yaw)),
             )
         )
-        done = host.run_until(
-            lambda: any(m.state in (SUCCEEDED, FAILED) for m in recorder.status), GOAL_TIMEOUT_S
-        )
+        done = host.run_until(lambda: any(m.state in (SUCCEEDED, FAILED) for m in status), GOAL_TIMEOUT_S)
         truth = sim_node.sim.base_pose()
         outcome = "timeout"
         reason = f"no result within {GOAL_TIMEOUT_S:.0f} s"
         if done:
-            last = recorder.status[-1]
+            last = status[-1]
             outcome, reason = ("succeeded", "") if last.state == SUCCEEDED else ("failed", last.reason)
         result = {
             "zone": name,
@@ -167,21 +134,10 @@ def run_tour(
     return summary
 
 
-def _plot(recorder: _Recorder, scene: Any, summary: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
+def _plot(recorder: TopicLog, scene: Any, summary: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
-    x0, y0, x1, y1 = scene.bounds
-    image = recorder.top_down
-    height, width = image.shape[:2]
-    # The top-down camera is orthographic and centred on the bounds (galley_sim.mjcf.scene_xml).
-    view_h = max(y1 - y0, (x1 - x0) * height / width)
-    view_w = view_h * width / height
-    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-    fig, ax = plt.subplots(figsize=(8, 6), dpi=110)
-    ax.imshow(image, extent=(cx - view_w / 2, cx + view_w / 2, cy - view_h / 2, cy + view_h / 2))
+    fig, ax = top_down_axes(recorder.top_down, scene)
     for i, plan in enumerate(recorder.plans):
         ax.plot(plan[:, 0], plan[:, 1], "--", color="white", lw=1.2, label="Theta* plans" if i == 0 else None)
     if recorder.trajectory:
@@ -198,10 +154,6 @@ def _plot(recorder: _Recorder, scene: Any, summary: dict[str, Any], path: Path) 
             arrowprops={"arrowstyle": "->", "color": "lime" if ok else "red", "lw": 2},
         )
         ax.text(x, y - 0.3, result["zone"], color="black", fontsize=8, ha="center")
-    ax.set_xlim(x0, x1)
-    ax.set_ylim(y0, y1)
-    ax.set_xlabel("x (m, map)")
-    ax.set_ylabel("y (m, map)")
     ax.set_title(
         f"galley demo: {scene.name}, seed {summary['seed']}: "
         f"{summary['succeeded']}/{len(summary['goals'])} zones reached in {summary['sim_time_s']:.0f} s sim "
