@@ -15,6 +15,8 @@ NODES: dict[str, str] = {
     "diff_drive_controller": "galley_nodes.nodes.diff_drive_controller:DiffDriveControllerNode",
     "global_planner": "galley_nodes.nodes.global_planner:GlobalPlannerNode",
     "map_server": "galley_nodes.nodes.map_server:MapServerNode",
+    "monitor": "galley_nodes.nodes.monitor:MonitorNode",
+    "scene_markers": "galley_nodes.nodes.scene_markers:SceneMarkersNode",
     "sim": "galley_sim.sim_node:SimNode",
     "square_driver": "galley_nodes.nodes.square_driver:SquareDriverNode",
     "task_executor": "galley_nodes.nodes.task_executor:TaskExecutorNode",
