@@ -15,6 +15,7 @@ from galley_core.navigation.grid import OccupancyGrid
 from galley_nodes import messages
 
 __all__ = [
+    "diagnostic_array_msg",
     "occupancy_grid_from_msg",
     "occupancy_grid_msg",
     "path_from_msg",
@@ -158,3 +159,22 @@ def path_from_msg(msg: Any) -> tuple[Any, float | None]:
     except ValueError:
         return pts, None
     return pts, yaw
+
+
+def diagnostic_array_msg(entries: Any, stamp_ns: int, prefix: str) -> Any:
+    """``diagnostic_msgs/msg/DiagnosticArray`` of :class:`galley_core.monitoring.monitor.DiagnosticEntry` s.
+
+    Each status is named ``<prefix>: <entry name>``; its level is the entry's (OK, WARN, ERROR, STALE).
+    """
+    status = [
+        {
+            "level": int(e.level),
+            "name": f"{prefix}: {e.name}",
+            "message": e.message,
+            "hardware_id": prefix,
+            "values": [{"key": k, "value": v} for k, v in e.values],
+        }
+        for e in entries
+    ]
+    header = messages.new("std_msgs/msg/Header", stamp=messages.time_msg(stamp_ns))
+    return messages.new("diagnostic_msgs/msg/DiagnosticArray", header=header, status=status)

@@ -114,6 +114,7 @@ class SimNode(Node):
         Publishes("camera/top_down/image_raw", "sensor_msgs/msg/Image", _LATCHED),
         Publishes("sim/ground_truth/base_pose", "geometry_msgs/msg/PoseStamped"),
         Publishes("sim/contacts", "galley_msgs/msg/Contacts"),
+        Publishes("sim/preflight", "diagnostic_msgs/msg/DiagnosticArray", _LATCHED),
         Publishes("/clock", "rosgraph_msgs/msg/Clock"),
     )
     timers = (Timer("on_tick", period_s=lambda c: 1.0 / (c.tick_rate_hz * c.real_time_factor)),)
@@ -168,10 +169,27 @@ class SimNode(Node):
             f"({episode.robot_start.x:.2f}, {episode.robot_start.y:.2f}), objects "
             + ", ".join(f"{p.name}@{p.zone}->{p.goal_zone}" for p in episode.objects)
         )
+        self._publish_preflight()
         self._publish_static_tf()
         top = self.sim.render("top_down", width=self._top_size[0], height=self._top_size[1])
         self.publish("camera/top_down/image_raw", self._image(top, "top_down_camera", "rgb8"))
         self._publish_state()
+
+    def _publish_preflight(self) -> None:
+        """Latched OK on /sim/preflight: reached only when KitchenSim.reset's preflight passed."""
+        episode = self.episode
+        values = {"scene": episode.scene, "seed": str(episode.seed), "episode": json.dumps(episode.to_dict())}
+        status = {
+            "level": 0,
+            "name": "sim: preflight",
+            "message": "preflight passed: collision geometry and masses present, nothing interpenetrates",
+            "hardware_id": episode.scene,
+            "values": [{"key": k, "value": v} for k, v in values.items()],
+        }
+        self.publish(
+            "sim/preflight",
+            self.msg("diagnostic_msgs/msg/DiagnosticArray", header=self._header(""), status=[status]),
+        )
 
     @property
     def _top_size(self) -> tuple[int, int]:
