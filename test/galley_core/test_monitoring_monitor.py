@@ -48,6 +48,17 @@ def test_a_clean_episode_passes_every_step(kitchen):
     assert monitor.aborted is None and not monitor.active
 
 
+def test_a_place_is_judged_against_the_goal_the_arm_was_given(kitchen):
+    monitor = EpisodeMonitor(kitchen)
+    green = kitchen.zone("green")
+    at_centre = WorldState({"bowl": at(green.center[0], green.center[1], green.z)})
+    monitor.step_started(0, "move to the green zone", 0)
+    monitor.step_started(1, "place the bowl", S)
+    monitor.set_place_goal(green.center[0] + 0.07, green.center[1])
+    [verdict] = monitor.step_ended(1, True, 2 * S, at_centre)
+    assert verdict.abort and "0.070 m from its goal" in verdict.reason
+
+
 def test_the_first_failure_aborts_and_later_ones_are_not_reported(kitchen):
     monitor = EpisodeMonitor(kitchen)
     monitor.step_started(0, "pick the apple", 0)

@@ -34,12 +34,15 @@ class Executor:
         self._events = me.create_publisher("/episode/events", "galley_msgs/msg/EpisodeEvent", QoS(depth=100))
         self.verdicts: list[Any] = []
         self.diagnostics: list[Any] = []
-        me.create_subscription(
-            "/monitor/events", "galley_msgs/msg/EpisodeEvent", self.verdicts.append, QoS(depth=100)
-        )
+        for topic in ("/monitor/events", "/episode/events"):
+            me.create_subscription(topic, "galley_msgs/msg/EpisodeEvent", self._on_event, QoS(depth=100))
         me.create_subscription(
             "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray", self.diagnostics.append, QoS()
         )
+
+    def _on_event(self, msg: Any) -> None:
+        if msg.rule:  # the monitor's, not this executor's own events
+            self.verdicts.append(msg)
 
     def event(self, kind: int, index: int, step: str) -> None:
         self._events.publish(

@@ -178,6 +178,7 @@ class EpisodeMonitor:
         self.verdicts: list[Verdict] = []
         self.preflight_result: tuple[bool, str] | None = None
         self._zone = ""
+        self._place_goal: tuple[float, float] | None = None
 
     @classmethod
     def from_config(cls, scene: Scene, config: Config) -> EpisodeMonitor:
@@ -218,6 +219,7 @@ class EpisodeMonitor:
         if step.action == "move":
             self._zone = step.target
         self.step = ActiveStep(index, text, step, now_ns, self._zone)
+        self._place_goal = None
         if self.preflight_result is not None and not self.preflight_result[0]:
             reason = f"the simulator's preflight failed: {self.preflight_result[1]}"
             return self._conclude([_failure("preflight", reason, index, text, now_ns)])
@@ -261,6 +263,13 @@ class EpisodeMonitor:
             ]
         )
 
+    def set_place_goal(self, x: float, y: float) -> None:
+        """Where the running place step was asked to put the object (map frame, metres).
+
+        Without it a place is judged against the centre of the zone the base moved to last.
+        """
+        self._place_goal = (x, y)
+
     def on_message(self, topic: str, now_ns: int) -> None:
         """A message of a watched topic arrived."""
         self.rates.on_message(topic, now_ns)
@@ -299,8 +308,11 @@ class EpisodeMonitor:
                 spec = self.scene.object(target)
                 grasp = None if pose is None else pose.apply(np.array(spec.grasp_offset))
                 return self.pick.check(step, world.tcp, grasp, now_ns)
-            goal = self.scene.zone(step.zone).center if step.zone else None
             xy = None if pose is None else pose.translation[:2]
+            if self._place_goal is not None:
+                gx, gy = self._place_goal
+                return self.place.check(step, xy, self._place_goal, now_ns, f"its goal ({gx:.2f}, {gy:.2f})")
+            goal = self.scene.zone(step.zone).center if step.zone else None
             return self.place.check(step, xy, goal, now_ns)
         except (KeyError, SceneError) as err:
             reason = f"{step.describe()} names something the scene lacks: {err}"

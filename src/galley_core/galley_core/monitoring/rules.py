@@ -215,8 +215,12 @@ class PlaceCheckRule:
         object_xy: Vector | None,
         goal_xy: Vector | None,
         now_ns: int,
+        goal_name: str = "",
     ) -> Verdict:
-        """Pass when the object's (x, y) is within ``place_max_distance_m`` of ``goal_xy``."""
+        """Pass when the object's (x, y) is within ``place_max_distance_m`` of ``goal_xy``.
+
+        ``goal_name`` says what the goal is in the reason (default: the zone's centre).
+        """
         target = step.step.target
         if object_xy is None:
             reason = f"{step.describe()}: no pose of object {target!r}"
@@ -227,7 +231,8 @@ class PlaceCheckRule:
         d = math.dist((float(object_xy[0]), float(object_xy[1])), (float(goal_xy[0]), float(goal_xy[1])))
         limit = self.config.place_max_distance_m
         ok = d <= limit
-        reason = f"{step.describe()}: the {target} lies {d:.3f} m from the {step.zone} zone's centre " + (
+        goal_name = goal_name or f"the {step.zone} zone's centre"
+        reason = f"{step.describe()}: the {target} lies {d:.3f} m from {goal_name} " + (
             f"(<= {limit:g} m)" if ok else f"> {limit:g} m"
         )
         return _verdict(self.name, ok, reason, step, now_ns)

@@ -7,11 +7,12 @@ the step's index and text, STEP_SUCCEEDED / STEP_FAILED, EPISODE_DONE), the simu
 every topic of ``rate_topics`` once it appears in the graph (its type is taken from there).
 The rules themselves are :mod:`galley_core.monitoring`.
 
-Publishes its verdicts on ``/monitor/events`` (galley_msgs/EpisodeEvent, ``rule`` and ``reason``
-set): ABORT for the failure that ends the episode, STEP_SUCCEEDED / STEP_FAILED for the checks at
-the end of a step. They go on their own topic rather than on /episode/events so that the
-executor's reports and the monitor's judgement of them cannot be mistaken for each other (both use
-STEP_SUCCEEDED / STEP_FAILED) and the monitor never hears itself. ``/diagnostics``
+Publishes the failure that ends an episode as an ABORT (galley_msgs/EpisodeEvent with ``rule`` and
+``reason``) on ``/episode/events``, where the task executor acts on it, and its other verdicts (the
+checks at the end of each step, as STEP_SUCCEEDED / STEP_FAILED with ``rule`` and ``reason``) on
+``/monitor/events``: on /episode/events they would read like the executor's own reports of the same
+kinds. The place goal is the ``target_pose`` of the last PLACE goal on ``/arm/goal``, else the
+centre of the zone the base moved to last. ``/diagnostics``
 (diagnostic_msgs/DiagnosticArray) carries the state of the episode and of every rule, every
 ``diagnostics_period_s`` and at each verdict.
 
@@ -40,6 +41,7 @@ __all__ = ["MonitorNode", "MonitorNodeConfig"]
 
 # galley_msgs/msg/EpisodeEvent kinds
 STEP_STARTED, STEP_SUCCEEDED, STEP_FAILED, ABORT, EPISODE_DONE = range(5)
+ARM_PLACE = 1  # galley_msgs/msg/ArmGoal.PLACE
 _EVENTS_QOS = QoS(depth=100)
 
 
@@ -63,8 +65,10 @@ class MonitorNode(Node):
         Subscribes("/episode/events", "galley_msgs/msg/EpisodeEvent", "on_event", _EVENTS_QOS),
         Subscribes("/sim/preflight", "diagnostic_msgs/msg/DiagnosticArray", "on_preflight", QoS.latched()),
         Subscribes("/sim/ground_truth/base_pose", "geometry_msgs/msg/PoseStamped", "on_base_pose"),
+        Subscribes("/arm/goal", "galley_msgs/msg/ArmGoal", "on_arm_goal", _EVENTS_QOS),
     )
     publishes = (
+        Publishes("/episode/events", "galley_msgs/msg/EpisodeEvent", _EVENTS_QOS),
         Publishes("/monitor/events", "galley_msgs/msg/EpisodeEvent", _EVENTS_QOS),
         Publishes("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray"),
     )
@@ -103,6 +107,11 @@ class MonitorNode(Node):
         ok = all(int(s.level) == 0 for s in msg.status)
         text = "; ".join(str(s.message) for s in msg.status) or "empty preflight report"
         self._report(self.monitor.preflight(ok, text, self.now_ns()))
+
+    def on_arm_goal(self, msg: Any) -> None:
+        if int(msg.action) == ARM_PLACE:
+            position = msg.target_pose.pose.position
+            self.monitor.set_place_goal(float(position.x), float(position.y))
 
     def on_base_pose(self, msg: Any) -> None:
         self._base = msg.pose
@@ -164,7 +173,7 @@ class MonitorNode(Node):
                 kind = STEP_SUCCEEDED if verdict.passed else STEP_FAILED
                 self.log.info(f"{'pass' if verdict.passed else 'FAIL'} ({verdict.rule}): {verdict.reason}")
             self.publish(
-                "/monitor/events",
+                "/episode/events" if verdict.abort else "/monitor/events",
                 self.msg(
                     "galley_msgs/msg/EpisodeEvent",
                     header={"stamp": self.stamp()},
