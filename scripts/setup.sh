@@ -19,5 +19,5 @@ echo "setup: installing pinned dependencies (requirements-dev.txt)"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 echo "setup: installing galley_core, galley_nodes, galley_sim, galley_msgs"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
-    -e src/galley_core -e src/galley_nodes -e src/galley_sim ./src/galley_msgs
+    -e src/galley_core -e src/galley_nodes -e src/galley_sim -e src/galley_isaac -e src/galley_learning ./src/galley_msgs
 echo "setup: done; the galley command is .venv/bin/galley"
