@@ -1,0 +1,210 @@
+"""``recorder``: writes every topic (or the configured ones) to a rosbag2 bag, and HDF5 on request.
+
+Subscribes to the topics in the graph (``topics``, default all, minus ``exclude_topics``) at
+start and every ``discovery_period_s``, so topics created later (e.g. /tf by its first
+broadcaster) join; ``latched_topics`` are subscribed transient-local so that their last message
+reaches the bag even when it was published before the recorder subscribed. Each message is
+stamped with its receive time (ROS time) and written as CDR to ``<output_dir>/<bag_name>/``:
+rosbag2 with mcap storage (``storage: sqlite3`` on request), through ``rosbags`` in the embedded
+host and ``rosbag2_py`` under ROS 2 (see :mod:`galley_nodes.recording`). With ``hdf5: true`` the
+same messages also go to ``<bag>/episode.h5`` (one file per episode, :mod:`galley_nodes.recording.hdf5`).
+
+Episode metadata (scene, seed, plan, per-step results, monitor verdicts, success flag, software
+version; :mod:`galley_nodes.recording.episode_info`) goes into the bag's ``custom_data`` and a
+sidecar ``<bag>/episode.json``, both refreshed while recording. A process killed mid-episode
+leaves a bag readable up to its last finished file (every ``split_period_s`` of ROS time). With
+``stop_on_abort`` the recording ends at the monitor's ABORT, as Kitchen-R's collector does.
+The recorder refuses to start when less than ``min_free_disk_mb`` is free where it would write.
+
+Record one episode per recorder (one bag, one HDF5 file); add the recorder to an embedded host
+first so that it shuts down last and sees every other node's last messages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from galley_core.config import Config, param
+from galley_nodes.node import Node, Timer
+from galley_nodes.qos import QoS
+
+__all__ = ["DiskSpaceError", "RecorderConfig", "RecorderNode"]
+
+_LATCHED = (
+    "/tf_static",
+    "/camera/top_down/image_raw",
+    "/sim/preflight",
+    "/map",
+    "/task/result",
+    "/task/status",
+    "/navigation/status",
+    "/planner/status",
+    "/planner/inflated_map",
+    "/trajectory",
+)
+
+
+class DiskSpaceError(RuntimeError):
+    """Too little free disk space to start (or go on) recording."""
+
+
+@dataclass(frozen=True)
+class RecorderConfig(Config):
+    output_dir: str = param("runs/bags", "folder that receives the bag folder")
+    bag_name: str = param("", "bag folder name; empty: episode_<UTC date and time>")
+    storage: str = param("mcap", "rosbag2 storage plugin", choices=("mcap", "sqlite3"))
+    writer: str = param(
+        "auto",
+        "bag writer: rosbag2_py under ROS 2, rosbags otherwise",
+        choices=("auto", "rosbags", "rosbag2_py"),
+    )
+    topics: tuple[str, ...] = param((), "absolute names of the topics to record; empty: every topic")
+    exclude_topics: tuple[str, ...] = param((), "topics never recorded")
+    latched_topics: tuple[str, ...] = param(
+        _LATCHED, "topics subscribed transient-local (their publishers latch)"
+    )
+    discovery_period_s: float = param(0.2, "how often new topics are looked for", unit="s", gt=0.0)
+    split_period_s: float = param(
+        5.0, "a new bag file every this much ROS time: the most a killed recorder loses", unit="s", gt=0.0
+    )
+    hdf5: bool = param(False, "also write the episode to <bag>/episode.h5")
+    hdf5_compression: str = param(
+        "lzf", "compression of HDF5 image datasets", choices=("lzf", "gzip", "none")
+    )
+    min_free_disk_mb: float = param(
+        1024.0, "refuse to start (and stop) below this free space", unit="MB", ge=0.0
+    )
+    stop_on_abort: bool = param(True, "end the recording at the monitor's ABORT on /episode/events")
+    queue_depth: int = param(1000, "subscription queue length per topic", ge=1)
+
+
+class RecorderNode(Node):
+    name = "recorder"
+    Config = RecorderConfig
+    timers = (Timer("on_discover", period_s=lambda c: c.discovery_period_s),)
+
+    def __init__(self, host: Any, config: RecorderConfig) -> None:
+        super().__init__(host, config)
+        from galley_nodes.recording.episode_info import EpisodeInfo
+        from galley_nodes.recording.serialization import serialize
+        from galley_nodes.recording.writer import open_bag_writer
+
+        c = config
+        output = Path(c.output_dir)
+        output.mkdir(parents=True, exist_ok=True)
+        self._check_disk(output)
+        name = c.bag_name or datetime.now(timezone.utc).strftime("episode_%Y%m%d-%H%M%S")
+        self.bag_path = output / name
+        self.writer = open_bag_writer(
+            self.bag_path, storage=c.storage, split_period_s=c.split_period_s, implementation=c.writer
+        )
+        self.hdf5: Any = None
+        if c.hdf5:
+            from galley_nodes.recording.hdf5 import Hdf5EpisodeWriter
+
+            self.hdf5 = Hdf5EpisodeWriter(self.bag_path / "episode.h5", compression=c.hdf5_compression)
+        self._serialize = serialize
+        self.info = EpisodeInfo(storage=c.storage, bag=name, started_ns=self.now_ns(), complete=False)
+        self.counts: dict[str, int] = {}
+        self.types: dict[str, str] = {}
+        self.busy_s = 0.0  # wall time spent writing, for bench/recorder.py
+        self.closed = False
+        self._splits = 0
+        self.on_discover()
+        self.log.info(f"recording to {self.bag_path} ({c.storage}{', HDF5' if c.hdf5 else ''})")
+
+    # -- topics --------------------------------------------------------------------------------
+
+    def on_discover(self) -> None:
+        if self.closed:
+            return
+        c = self.config
+        for topic, types in self.host.topic_names_and_types():
+            if topic in self.types or not types or topic in c.exclude_topics:
+                continue
+            if c.topics and topic not in c.topics:
+                continue
+            qos = QoS.latched(depth=c.queue_depth) if topic in c.latched_topics else QoS(depth=c.queue_depth)
+            self.types[topic] = types[0]
+            self.counts[topic] = 0
+            self.writer.add_topic(topic, types[0], QoS.latched() if topic in c.latched_topics else QoS())
+            self.host.create_subscription(topic, types[0], self._recorder_for(topic, types[0]), qos)
+        self._refresh_metadata()
+
+    def _recorder_for(self, topic: str, type_name: str) -> Any:
+        def record(msg: Any) -> None:
+            if self.closed:
+                return
+            start = time.perf_counter()
+            now, data = self.now_ns(), self._serialize(msg)
+            self.writer.write(topic, data, now)
+            if self.hdf5 is not None:
+                self.hdf5.write(topic, type_name, now, data, msg)
+            self.counts[topic] += 1
+            self.busy_s += time.perf_counter() - start
+            self.info.note(topic, msg)
+            if self.config.stop_on_abort and self.info.aborted:
+                abort = self.info.abort or {}
+                self.finish(f"aborted by the monitor ({abort.get('rule')}): {abort.get('reason')}")
+
+        return record
+
+    # -- metadata ------------------------------------------------------------------------------
+
+    def _refresh_metadata(self) -> None:
+        if not self.info.changed:
+            return
+        self.info.changed = False
+        self.writer.set_custom_data(self.info.custom_data())
+        self._write_sidecar()
+        files = getattr(self.writer, "files", None)
+        if files is not None and len(files) != self._splits:
+            self._splits = len(files)
+            self._check_disk(self.bag_path, stopping=True)
+
+    def _write_sidecar(self) -> None:
+        tmp = self.bag_path / "episode.json.tmp"
+        tmp.write_text(json.dumps(self.info.to_dict(), indent=2, sort_keys=True))
+        os.replace(tmp, self.bag_path / "episode.json")
+
+    def _check_disk(self, folder: Path, *, stopping: bool = False) -> None:
+        free_mb = shutil.disk_usage(folder).free / 1e6
+        if free_mb >= self.config.min_free_disk_mb:
+            return
+        text = (
+            f"only {free_mb:.0f} MB free on the disk of {folder} (min_free_disk_mb = "
+            f"{self.config.min_free_disk_mb:g}); free some space, point output_dir at a larger disk, "
+            "or lower min_free_disk_mb"
+        )
+        if not stopping:
+            raise DiskSpaceError(f"recorder refuses to start: {text}")
+        self.log.error(f"recording stopped: {text}")
+        self.finish("disk nearly full")
+
+    def finish(self, reason: str) -> None:
+        """End the recording: close the bag and the HDF5 file, write the final metadata."""
+        if self.closed:
+            return
+        self.closed = True
+        self.info.recording.update(complete=True, stop_reason=reason, ended_ns=self.now_ns())
+        self.info.changed = True
+        self.writer.set_custom_data(self.info.custom_data())
+        self.writer.close()
+        if self.hdf5 is not None:
+            self.hdf5.set_metadata(self.info.to_dict())
+            self.hdf5.close()
+        self._write_sidecar()
+        total = sum(self.counts.values())
+        self.log.info(
+            f"recording ended ({reason}): {total} messages on {len(self.counts)} topics in {self.bag_path}"
+        )
+
+    def on_shutdown(self) -> None:
+        self.finish("shutdown")

@@ -1,0 +1,129 @@
+"""The recorder with the real simulator: bag and HDF5 agree, a SIGKILL loses at most one split,
+metadata lands in the bag and the sidecar, and a nearly full disk is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+import pytest
+from rosbags.rosbag2 import Reader
+
+from galley_nodes.embedded import EmbeddedHost
+from galley_nodes.embedded.rosbags_messages import deserialize
+from galley_nodes.nodes.recorder import DiskSpaceError, RecorderNode
+from galley_nodes.recording.metadata_file import read_custom_data
+from galley_sim.sim_node import SimNode
+
+
+def read_bag(path: Path) -> dict[str, list[tuple[int, bytes]]]:
+    out: dict[str, list[tuple[int, bytes]]] = {}
+    with Reader(path) as reader:
+        for connection, t, raw in reader.messages():
+            out.setdefault(connection.topic, []).append((t, bytes(raw)))
+    return out
+
+
+def test_bag_and_hdf5_of_an_episode_hold_the_same_messages(tmp_path):
+    host = EmbeddedHost()
+    recorder = host.add_node(
+        RecorderNode,
+        parameters={"output_dir": str(tmp_path), "bag_name": "ep", "hdf5": True, "split_period_s": 0.5},
+    )
+    host.add_node(SimNode, parameters={"seed": 3, "image_width": 64, "image_height": 48})
+    host.run_for(1.2)
+    host.shutdown()
+    bag = read_bag(tmp_path / "ep")
+    assert {"/tf", "/odom", "/camera/base/image_raw", "/camera/base/depth/image_raw", "/tf_static"} <= set(
+        bag
+    )
+    assert len(bag["/odom"]) >= 50 and len(bag["/camera/top_down/image_raw"]) == 1  # latched, before start
+    with h5py.File(tmp_path / "ep" / "episode.h5") as h5:
+        assert set(bag) == {name for name in _topics(h5["topics"])}
+        for topic, messages in bag.items():
+            group = h5["topics/" + topic.strip("/")]
+            assert list(group["timestamp_ns"][:]) == [t for t, _ in messages], topic
+            if "image" in group:
+                for (_, raw), image in zip(messages, group["image"], strict=True):
+                    msg = deserialize(raw, "sensor_msgs/msg/Image")
+                    assert np.array_equal(image.reshape(-1).view(np.uint8), msg.data), topic
+                assert group["image"].compression == "lzf" and group["image"].chunks[0] == 1
+            else:
+                assert [bytes(c) for c in group["cdr"]] == [raw for _, raw in messages], topic
+        episode = json.loads(h5.attrs["episode"])
+    assert episode["scene"] == "kitchen" and episode["seed"] == 3 and episode["recording"]["complete"]
+    assert recorder.counts["/odom"] == len(bag["/odom"])
+    custom = read_custom_data(tmp_path / "ep")
+    sidecar = json.loads((tmp_path / "ep" / "episode.json").read_text())
+    assert custom["galley.scene"] == "kitchen" and json.loads(custom["galley.seed"]) == 3
+    assert sidecar["software_version"].startswith("galley_nodes ") and sidecar["success"] is False
+
+
+def _topics(group: Any, prefix: str = "") -> list[str]:
+    found = []
+    for name, item in group.items():
+        if isinstance(item, h5py.Group):
+            if "timestamp_ns" in item:
+                found.append(f"{prefix}/{name}")
+            found += _topics(item, f"{prefix}/{name}")
+    return found
+
+
+_CHILD = textwrap.dedent(
+    """
+    import sys
+    from galley_nodes.embedded import EmbeddedHost
+    from galley_nodes.nodes.recorder import RecorderNode
+    from galley_sim.sim_node import SimNode
+
+    host = EmbeddedHost()
+    host.add_node(RecorderNode, parameters={"output_dir": sys.argv[1], "bag_name": "killed",
+                                            "split_period_s": 0.5, "storage": sys.argv[2]})
+    host.add_node(SimNode, parameters={"seed": 1, "cameras_enabled": False})
+    while True:
+        host.run_for(0.1)
+        print(f"t={host.now_s:.3f}", flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_a_recorder_killed_mid_episode_leaves_a_bag_readable_up_to_the_kill(tmp_path, storage):
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(tmp_path), storage], stdout=subprocess.PIPE, text=True
+    )
+    last = 0.0
+    assert child.stdout is not None
+    for line in child.stdout:
+        last = float(line.strip().removeprefix("t="))
+        if last >= 3.0:
+            break
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+    bag = tmp_path / "killed"
+    assert any(p.name.startswith(".writing_") for p in bag.iterdir())  # the split it was writing
+    with Reader(bag) as reader:
+        stamps = []
+        for connection, t, raw in reader.messages():
+            deserialize(raw, connection.msgtype)  # every message is whole
+            stamps.append(t)
+        custom = reader.storage.metadata.custom
+    assert stamps == sorted(stamps) and stamps[0] < 0.5e9
+    assert stamps[-1] >= (last - 0.5 - 0.1) * 1e9, "more than one split lost"
+    assert custom["galley.scene"] == "kitchen" and json.loads(custom["galley.recording"])["complete"] is False
+
+
+def test_the_recorder_refuses_to_start_on_a_nearly_full_disk(tmp_path):
+    host = EmbeddedHost()
+    with pytest.raises(DiskSpaceError, match=r"refuses to start: only \d+ MB free .*min_free_disk_mb"):
+        host.add_node(RecorderNode, parameters={"output_dir": str(tmp_path), "min_free_disk_mb": 1e12})
+    assert list(tmp_path.iterdir()) == []  # no bag folder started
