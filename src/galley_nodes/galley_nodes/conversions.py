@@ -23,6 +23,7 @@ __all__ = [
     "pose2d_from_pose_msg",
     "pose_msg",
     "transform_from_msg",
+    "transform_from_pose_msg",
     "transform_stamped_msg",
 ]
 
@@ -178,3 +179,43 @@ def diagnostic_array_msg(entries: Any, stamp_ns: int, prefix: str) -> Any:
     ]
     header = messages.new("std_msgs/msg/Header", stamp=messages.time_msg(stamp_ns))
     return messages.new("diagnostic_msgs/msg/DiagnosticArray", header=header, status=status)
+
+
+def transform_from_pose_msg(msg: Any) -> Transform:
+    """:class:`Transform` of a ``geometry_msgs/msg/Pose`` (position and orientation).
+
+    Raises:
+        ValueError: a non-finite value or a zero quaternion.
+    """
+    p, q = msg.position, msg.orientation
+    return Transform(np.array([p.x, p.y, p.z]), np.array([q.x, q.y, q.z, q.w]))
+
+
+def joint_positions_from_msg(msg: Any, names: Any) -> tuple[Any, list[str]]:
+    """Positions of the joints ``names`` in a ``sensor_msgs/msg/JointState``, and the names it lacks.
+
+    Missing joints are NaN in the returned array.
+    """
+    index = {name: i for i, name in enumerate(msg.name)}
+    positions = np.asarray(msg.position, dtype=float)
+    out = np.full(len(names), np.nan)
+    missing = []
+    for k, name in enumerate(names):
+        i = index.get(name)
+        if i is None or i >= len(positions):
+            missing.append(name)
+        else:
+            out[k] = positions[i]
+    return out, missing
+
+
+def joint_state_msg(names: Any, positions: Any, velocities: Any, stamp_ns: int, frame_id: str = "") -> Any:
+    """``sensor_msgs/msg/JointState`` with positions (rad or command units) and velocities by name."""
+    return messages.new(
+        "sensor_msgs/msg/JointState",
+        header=messages.new("std_msgs/msg/Header", stamp=messages.time_msg(stamp_ns), frame_id=frame_id),
+        name=list(names),
+        position=np.asarray(positions, dtype=float),
+        velocity=np.asarray(velocities, dtype=float),
+        effort=np.zeros(0),
+    )

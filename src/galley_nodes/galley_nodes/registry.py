@@ -12,6 +12,7 @@ from galley_nodes.node import Node
 __all__ = ["NODES", "load_node_class"]
 
 NODES: dict[str, str] = {
+    "arm_controller": "galley_nodes.nodes.arm_controller:ArmControllerNode",
     "diff_drive_controller": "galley_nodes.nodes.diff_drive_controller:DiffDriveControllerNode",
     "global_planner": "galley_nodes.nodes.global_planner:GlobalPlannerNode",
     "map_server": "galley_nodes.nodes.map_server:MapServerNode",

@@ -1,0 +1,6 @@
+"""Manipulation: arm kinematics from the robot description, RMPflow, and the pick-and-place machine.
+
+* :mod:`.kinematics`: :func:`load_arm` reads the arm chain from MJCF; forward kinematics, Jacobians;
+* :mod:`.rmpflow`: :class:`RmpFlow`, Riemannian motion policies combined and integrated to joint commands;
+* :mod:`.pick_place`: :class:`PickPlace`, Kitchen-R's ten-phase pick-and-place state machine.
+"""

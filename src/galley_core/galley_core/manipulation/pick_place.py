@@ -1,0 +1,542 @@
+"""Kitchen-R's pick-and-place state machine (Sec. V-C): ten phases, raised-cosine blends, RMPflow.
+
+A pick-and-place cycle has ten phases, six for PICK and four for PLACE:
+
+=========  ===============  ====================================================================
+goal       phase            tcp target (top-down: gripper x axis down, fingers closing along y)
+=========  ===============  ====================================================================
+PICK       ``approach``     ``approach_height_m`` above the object's grasp point, gripper open
+PICK       ``pre_grasp``    ``pre_grasp_height_m`` above it (precise: 5 mm, 0.05 rad)
+PICK       ``descend``      at the grasp point (precise)
+PICK       ``grasp``        hold; close the gripper for ``grasp_close_s``, then check the grasp
+PICK       ``lift``         ``lift_height_m`` above the grasp point
+PICK       ``retreat``      ``retreat_distance_m`` further towards the arm's base, same height
+PLACE      ``transport``    ``approach_height_m`` above where the tcp must be for the object to
+                            stand at the target
+PLACE      ``descend``      ``release_height_m`` above that (the object's bottom just clear)
+PLACE      ``release``      hold; open the gripper for ``release_open_s``
+PLACE      ``retreat``      ``place_retreat_height_m`` straight up
+=========  ===============  ====================================================================
+
+Every target is a tcp pose in the local frame of the relevant thing, made upright (its yaw
+only): the object's frame for PICK (origin at its bottom centre, grasp offset and grasp yaw from
+the scene file), the object's frame at the moment of the grasp for ``lift`` and ``retreat``, and the
+place target's frame for PLACE (with the tcp's offset from the object as held). Between the
+previous target and the next, position and orientation follow the raised-cosine blend
+``alpha(tau) = (1 - cos(pi tau)) / 2`` over ``tau`` in [0, 1] (slerp for orientation), in a time set by
+``cartesian_speed_mps`` and ``angular_speed_rps`` (at least ``min_blend_s``); RMPflow tracks the
+moving target. A motion phase ends when the measured tcp is within its tolerance of the target;
+it fails as unreachable ``settle_limit_s`` after the blend ends.
+
+The fingers close along ``y`` in both directions, so a closing direction and its opposite grip
+alike: PICK picks the one nearer the gripper's current heading, to spare the wrist a half turn.
+
+Failure reasons: unreachable (target beyond the arm's reach, or not reached in time), grasp missed
+(the fingers closed fully, or the object is not between them after closing), object slipped (it
+fell away from the tcp while held), the object ended too far from the place target, or a bad
+input (unknown object, no pose, NaN), as text naming the input.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from galley_core.config import Config, param
+from galley_core.geometry import Transform, quaternion_slerp
+from galley_core.manipulation._kernels import rotation_error
+from galley_core.manipulation.kinematics import ArmKinematics
+from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpState
+
+__all__ = [
+    "PICK_PHASES",
+    "PLACE_PHASES",
+    "ArmCommand",
+    "GraspSpec",
+    "PickPlace",
+    "PickPlaceConfig",
+    "PickPlaceState",
+    "raised_cosine",
+    "top_down_quaternion",
+]
+
+F64 = NDArray[np.float64]
+
+PICK_PHASES = ("approach", "pre_grasp", "descend", "grasp", "lift", "retreat")
+PLACE_PHASES = ("transport", "descend", "release", "retreat")
+
+
+class PickPlaceState(enum.IntEnum):
+    """What the machine is doing; the values are galley_msgs/ActionStatus's states."""
+
+    IDLE = 0
+    ACTIVE = 1
+    SUCCEEDED = 2
+    FAILED = 3
+    CANCELED = 4
+
+
+@dataclass(frozen=True)
+class PickPlaceConfig(Config):
+    """Geometry, timing and checks of the pick-and-place phases."""
+
+    approach_height_m: float = param(
+        0.12, "approach / transport height above the grasp point", unit="m", gt=0.0
+    )
+    pre_grasp_height_m: float = param(0.04, "pre-grasp height above the grasp point", unit="m", gt=0.0)
+    lift_height_m: float = param(0.12, "lift height above the grasp point", unit="m", gt=0.0)
+    retreat_distance_m: float = param(
+        0.08, "after the lift, distance moved horizontally towards the arm's base", unit="m", ge=0.0
+    )
+    release_height_m: float = param(
+        0.008, "height of the object's bottom above the place target at release", unit="m", ge=0.0
+    )
+    place_retreat_height_m: float = param(0.1, "rise after releasing", unit="m", gt=0.0)
+    cartesian_speed_mps: float = param(0.25, "blend speed of the tcp target", unit="m/s", gt=0.0)
+    angular_speed_rps: float = param(1.2, "blend speed of the tcp orientation target", unit="rad/s", gt=0.0)
+    min_blend_s: float = param(0.4, "shortest blend between two phase targets", unit="s", gt=0.0)
+    settle_limit_s: float = param(
+        3.0,
+        "time after the blend within which the target must be reached (else unreachable)",
+        unit="s",
+        gt=0.0,
+    )
+    position_tolerance_m: float = param(0.005, "tcp position tolerance of precise phases", unit="m", gt=0.0)
+    orientation_tolerance_rad: float = param(
+        0.05, "tcp orientation tolerance of precise phases", unit="rad", gt=0.0
+    )
+    coarse_position_tolerance_m: float = param(
+        0.02, "tcp position tolerance of the free-space phases", unit="m", gt=0.0
+    )
+    coarse_orientation_tolerance_rad: float = param(
+        0.1, "tcp orientation tolerance of the free-space phases", unit="rad", gt=0.0
+    )
+    grasp_close_s: float = param(0.8, "time the gripper closes before the grasp is checked", unit="s", gt=0.0)
+    release_open_s: float = param(0.5, "time the gripper opens before retreating", unit="s", gt=0.0)
+    finger_closed_m: float = param(
+        0.0012, "both fingers below this opening after closing: nothing was grasped", unit="m", ge=0.0
+    )
+    grasp_check_distance_m: float = param(
+        0.025, "largest distance from the tcp to the object's grasp point after closing", unit="m", gt=0.0
+    )
+    slip_distance_m: float = param(
+        0.03,
+        "the held object slipped once its grasp point is this far from where it was held",
+        unit="m",
+        gt=0.0,
+    )
+    place_tolerance_m: float = param(
+        0.05, "largest distance of the placed object from its target (Kitchen-R: 5 cm)", unit="m", gt=0.0
+    )
+    reach_margin_m: float = param(
+        0.0, "targets farther than the arm's length minus this from the shoulder are unreachable", unit="m"
+    )
+    max_step_s: float = param(0.05, "longest time integrated in one step (after a pause)", unit="s", gt=0.0)
+
+
+@dataclass(frozen=True)
+class GraspSpec:
+    """Where the tcp grasps an object (scene file ``grasp_offset``, ``grasp_yaw``).
+
+    Attributes:
+        offset: (x, y, z) of the tcp in the object frame (origin at its bottom centre), metres.
+        yaw: direction in the object frame along which the fingers close, radians.
+    """
+
+    offset: tuple[float, float, float]
+    yaw: float = 0.0
+
+
+@dataclass(frozen=True)
+class ArmCommand:
+    """Joint commands: positions (rad), velocities (rad/s) and the gripper opening fraction (0..1)."""
+
+    positions: F64
+    velocities: F64
+    gripper: float
+
+
+@dataclass(frozen=True)
+class _Phase:
+    name: str
+    position: F64  # tcp target in the anchor frame
+    closing_yaw: float  # closing direction relative to the anchor's yaw
+    anchor: str  # "object" (now), "grasp" (object at grasp time), "target"
+    gripper: float
+    precise: bool = False
+    hold_s: float = 0.0  # gripper phases: hold the pose this long
+    tools: bool = True
+    check_slip: bool = False
+
+
+def raised_cosine(tau: float) -> float:
+    """Kitchen-R's blend ``alpha(tau) = (1 - cos(pi tau)) / 2`` with ``tau`` clipped to [0, 1]."""
+    return (1.0 - math.cos(math.pi * min(max(tau, 0.0), 1.0))) / 2.0
+
+
+def top_down_quaternion(closing_yaw: float) -> F64:
+    """Orientation (x, y, z, w) of a top-down gripper: x axis down, y (closing) at ``closing_yaw``."""
+    c, s = math.cos(closing_yaw), math.sin(closing_yaw)
+    rot = np.array([[0.0, c, s], [0.0, s, -c], [-1.0, 0.0, 0.0]])  # columns x, y, z = x cross y
+    return _quat(rot)
+
+
+def _upright(pose: Transform) -> tuple[F64, float]:
+    """Position and yaw of a pose, its tilt dropped."""
+    return pose.translation.copy(), pose.yaw()
+
+
+def _wrap(angle: float) -> float:
+    return math.atan2(math.sin(angle), math.cos(angle))
+
+
+class PickPlace:
+    """The ten-phase pick-and-place machine driving RMPflow; see the module docstring.
+
+    Args:
+        rmp: RMPflow on the arm (its kinematics give forward kinematics and the reach).
+        config: phases, timing and checks.
+    """
+
+    def __init__(self, rmp: RmpFlow, config: PickPlaceConfig | None = None) -> None:
+        self.rmp = rmp
+        self.arm: ArmKinematics = rmp.arm
+        self.config = config or PickPlaceConfig()
+        self.state = PickPlaceState.IDLE
+        self.reason = ""
+        self.goal = ""  # "pick" or "place"
+        self.object_name = ""
+        self.held = ""  # object held after a successful pick
+        self._held_offset = np.zeros(3)  # tcp in the object's upright frame, while held
+        self._held_yaw = 0.0  # closing yaw relative to the object's yaw, while held
+        self._grasp_offset = np.zeros(3)  # the pick's grasp point in the object frame
+        self._phases: list[_Phase] = []
+        self._index = 0
+        self._rmp_state = RmpState(np.zeros(self.arm.dof), np.zeros(self.arm.dof))
+        self._last_s = 0.0
+        self._phase_start_s = 0.0
+        self._from: tuple[F64, F64] = (np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]))
+        self._goal_pose: tuple[F64, F64] | None = None
+        self._blend_s = 0.0
+        self._anchors: dict[str, tuple[F64, float]] = {}
+        self._gripper = 1.0
+        # the shoulder: the first joint point off the waist axis, for the reach test
+        _, _, _, points = self.arm.link_frames(np.zeros(self.arm.dof))
+        self._shoulder = points[1] if self.arm.dof > 1 else points[0]
+        tcp, _ = self.arm.tcp_pose(np.zeros(self.arm.dof))
+        self._reach = float(np.linalg.norm(tcp - self._shoulder))
+
+    # -- status ----------------------------------------------------------------------------------
+
+    @property
+    def phase(self) -> str:
+        """The current phase name while ACTIVE, else an empty string."""
+        if self.state != PickPlaceState.ACTIVE or not self._phases:
+            return ""
+        return self._phases[self._index].name
+
+    @property
+    def active(self) -> bool:
+        return self.state == PickPlaceState.ACTIVE
+
+    def fail(self, reason: str) -> None:
+        """End the goal as FAILED with ``reason`` (e.g. a bad input found by the caller)."""
+        self.state = PickPlaceState.FAILED
+        self.reason = reason
+
+    def cancel(self, reason: str = "canceled") -> None:
+        """End an active goal as CANCELED."""
+        if self.active:
+            self.state = PickPlaceState.CANCELED
+            self.reason = reason
+
+    # -- goals -----------------------------------------------------------------------------------
+
+    def start_pick(
+        self, name: str, grasp: GraspSpec, object_pose: Transform, joints: ArrayLike, now_s: float
+    ) -> None:
+        """Start picking object ``name`` at ``object_pose`` (arm root frame), the arm at ``joints`` (rad)."""
+        c = self.config
+        self._begin("pick", name, joints, now_s)
+        position, yaw = _upright(object_pose)
+        grasp_point = position + _rotz(yaw) @ np.asarray(grasp.offset, dtype=float)
+        above = grasp_point + np.array([0.0, 0.0, c.approach_height_m])
+        if self._unreachable(above, f"{name}'s grasp point"):
+            return
+        # fingers close along +-y alike: take the closing direction nearer the gripper's heading
+        current = self._tcp_closing_yaw()
+        closing = grasp.yaw
+        if abs(_wrap(yaw + closing - current)) > math.pi / 2:
+            closing += math.pi
+        offset = np.asarray(grasp.offset, dtype=float)
+        up = np.array([0.0, 0.0, 1.0])
+        toward_base = -np.array([grasp_point[0], grasp_point[1], 0.0]) + [
+            self._shoulder[0],
+            self._shoulder[1],
+            0,
+        ]
+        norm = float(np.linalg.norm(toward_base))
+        back_world = toward_base / norm * c.retreat_distance_m if norm > 1e-6 else np.zeros(3)
+        back = _rotz(-yaw) @ back_world  # in the object's frame at grasp time
+        self._phases = [
+            _Phase("approach", offset + c.approach_height_m * up, closing, "object", 1.0),
+            _Phase("pre_grasp", offset + c.pre_grasp_height_m * up, closing, "object", 1.0, precise=True),
+            _Phase("descend", offset, closing, "object", 1.0, precise=True, tools=False),
+            _Phase("grasp", offset, closing, "object", 0.0, hold_s=c.grasp_close_s, tools=False),
+            _Phase(
+                "lift", offset + c.lift_height_m * up, closing, "grasp", 0.0, tools=False, check_slip=True
+            ),
+            _Phase("retreat", offset + c.lift_height_m * up + back, closing, "grasp", 0.0, check_slip=True),
+        ]
+        self._grasp_offset = offset
+        self._anchors = {"object": (position, yaw)}
+        self._enter(0, now_s, object_pose)
+
+    def start_place(self, name: str, target: Transform, joints: ArrayLike, now_s: float) -> None:
+        """Start placing the held object ``name`` so that its bottom centre ends at ``target`` (root frame).
+
+        The target's yaw is the object's yaw at the end.
+        """
+        c = self.config
+        if self.held != name:
+            holding = f"holds {self.held!r}" if self.held else "holds nothing"
+            self._begin("place", name, joints, now_s)
+            self.fail(f"cannot place {name!r}: the gripper {holding}; pick {name!r} first")
+            return
+        self._begin("place", name, joints, now_s)
+        position, yaw = _upright(target)
+        tcp_at = position + _rotz(yaw) @ self._held_offset
+        if self._unreachable(tcp_at + np.array([0.0, 0.0, c.approach_height_m]), "the place target"):
+            return
+        up = np.array([0.0, 0.0, 1.0])
+        release = self._held_offset + c.release_height_m * up
+        self._phases = [
+            _Phase(
+                "transport",
+                release + c.approach_height_m * up,
+                self._held_yaw,
+                "target",
+                0.0,
+                check_slip=True,
+            ),
+            _Phase(
+                "descend", release, self._held_yaw, "target", 0.0, precise=True, tools=False, check_slip=True
+            ),
+            _Phase("release", release, self._held_yaw, "target", 1.0, hold_s=c.release_open_s, tools=False),
+            _Phase(
+                "retreat", release + c.place_retreat_height_m * up, self._held_yaw, "target", 1.0, tools=False
+            ),
+        ]
+        self._anchors = {"target": (position, yaw)}
+        self._enter(0, now_s, None)
+
+    def _begin(self, goal: str, name: str, joints: ArrayLike, now_s: float) -> None:
+        q = np.asarray(joints, dtype=float).reshape(-1)
+        self.goal, self.object_name = goal, name
+        self.state, self.reason = PickPlaceState.ACTIVE, ""
+        self._phases, self._index = [], 0
+        self._goal_pose = None
+        self._last_s = now_s
+        if q.shape != (self.arm.dof,) or not np.all(np.isfinite(q)):
+            self.fail(f"the measured arm joint positions {q.tolist()} are not {self.arm.dof} finite numbers")
+            return
+        self._rmp_state = RmpState(self.arm.clip(q), np.zeros(self.arm.dof))
+        self._gripper = 1.0 if goal == "pick" else 0.0
+
+    def _unreachable(self, point: F64, what: str) -> bool:
+        if not self.active:
+            return True
+        distance = float(np.linalg.norm(point - self._shoulder))
+        limit = self._reach - self.config.reach_margin_m
+        if distance > limit:
+            self.fail(
+                f"unreachable: {what} is {distance:.2f} m from the shoulder, beyond the arm's "
+                f"{limit:.2f} m; park the base closer"
+            )
+            return True
+        return False
+
+    def _tcp_closing_yaw(self) -> float:
+        _, rot = self.arm.tcp_pose(self._rmp_state.q)
+        return math.atan2(rot[1, 1], rot[0, 1])
+
+    def _enter(self, index: int, now_s: float, object_pose: Transform | None) -> None:
+        self._index = index
+        self._phase_start_s = now_s
+        if self._goal_pose is None:
+            p, rot = self.arm.tcp_pose(self._rmp_state.q)
+            self._from = (p, _quat(rot))
+        else:
+            self._from = self._goal_pose
+        phase = self._phases[index]
+        if phase.anchor == "object" and object_pose is not None:  # follow the object if it was nudged
+            self._anchors["object"] = _upright(object_pose)
+        position, yaw = self._anchors[phase.anchor]
+        goal = (position + _rotz(yaw) @ phase.position, top_down_quaternion(yaw + phase.closing_yaw))
+        self._goal_pose = goal
+        angle = float(np.linalg.norm(rotation_error(goal[1], _matrix(self._from[1]))))
+        c = self.config
+        self._blend_s = max(
+            c.min_blend_s,
+            float(np.linalg.norm(goal[0] - self._from[0])) / c.cartesian_speed_mps,
+            angle / c.angular_speed_rps,
+        )
+
+    # -- stepping --------------------------------------------------------------------------------
+
+    def step(
+        self,
+        now_s: float,
+        joints: ArrayLike,
+        fingers: ArrayLike,
+        object_pose: Transform,
+        obstacles: Obstacles | None = None,
+    ) -> ArmCommand | None:
+        """Advance to ``now_s`` and return the joint command, or None when no goal is active.
+
+        Args:
+            now_s: time, seconds.
+            joints: measured arm joint positions (rad).
+            fingers: measured finger positions (m), each 0 (closed) to fully open.
+            object_pose: the object's pose in the arm's root frame (base_link).
+            obstacles: furniture and other objects in the root frame.
+        """
+        if not self.active:
+            return None
+        q = np.asarray(joints, dtype=float).reshape(-1)
+        f = np.asarray(fingers, dtype=float).reshape(-1)
+        if q.shape != (self.arm.dof,) or not (np.all(np.isfinite(q)) and np.all(np.isfinite(f))):
+            self.fail(
+                f"NaN or missing values in the measured joint state ({q.tolist()}, fingers {f.tolist()})"
+            )
+            return None
+        c = self.config
+        phase = self._phases[self._index]
+        t = now_s - self._phase_start_s
+        goal_p, goal_q = self._goal_pose if self._goal_pose is not None else self._from
+        alpha = raised_cosine(t / self._blend_s)
+        ref_p = self._from[0] + alpha * (goal_p - self._from[0])
+        ref_q = quaternion_slerp(self._from[1], goal_q, alpha)
+        dt = min(max(now_s - self._last_s, 0.0), c.max_step_s)
+        self._last_s = now_s
+        if dt > 0:
+            self._rmp_state = self.rmp.step(
+                self._rmp_state, dt, ref_p, ref_q, obstacles, tool_spheres=phase.tools
+            )
+        self._gripper = phase.gripper
+        command = ArmCommand(self._rmp_state.q.copy(), self._rmp_state.qd.copy(), self._gripper)
+
+        tcp_p, tcp_r = self.arm.tcp_pose(q)
+        if phase.check_slip and self._slipped(tcp_p, object_pose):
+            return command
+        if phase.hold_s > 0:
+            if t >= max(phase.hold_s, self._blend_s):
+                self._finish_hold(phase, tcp_p, tcp_r, f, object_pose, now_s)
+            return command
+        if t < self._blend_s:
+            return command
+        error_p = float(np.linalg.norm(goal_p - tcp_p))
+        error_r = float(np.linalg.norm(rotation_error(goal_q, tcp_r)))
+        tol_p, tol_r = (
+            (c.position_tolerance_m, c.orientation_tolerance_rad)
+            if phase.precise
+            else (c.coarse_position_tolerance_m, c.coarse_orientation_tolerance_rad)
+        )
+        if error_p <= tol_p and error_r <= tol_r:
+            self._next(now_s, object_pose)
+        elif t > self._blend_s + c.settle_limit_s:
+            self.fail(
+                f"unreachable: {self.goal} {self.object_name!r}, phase {phase.name}: the tcp is still "
+                f"{error_p * 1000:.0f} mm and {error_r:.2f} rad from its target {c.settle_limit_s:g} s after "
+                "the blend (joint limits or obstacles in the way); park the base closer or move the object"
+            )
+        return command
+
+    def _slipped(self, tcp: F64, object_pose: Transform) -> bool:
+        position, yaw = _upright(object_pose)
+        held_tcp = position + _rotz(yaw) @ self._held_offset
+        distance = float(np.linalg.norm(held_tcp - tcp))
+        if distance > self.config.slip_distance_m:
+            self.held = ""
+            self.fail(
+                f"object slipped: {self.object_name!r} moved {distance * 1000:.0f} mm away from the gripper "
+                f"during {self.phase}"
+            )
+            return True
+        return False
+
+    def _finish_hold(  # noqa: PLR0917
+        self, phase: _Phase, tcp: F64, tcp_r: F64, fingers: F64, object_pose: Transform, now_s: float
+    ) -> None:
+        c = self.config
+        if phase.name == "grasp":
+            if fingers.size and float(np.max(fingers)) < c.finger_closed_m:
+                self.fail(
+                    f"grasp missed: the fingers closed fully on {self.object_name!r} "
+                    f"({float(np.max(fingers)) * 1000:.1f} mm); nothing is between them"
+                )
+                return
+            position, yaw = _upright(object_pose)
+            expected = position + _rotz(yaw) @ self._grasp_offset
+            distance = float(np.linalg.norm(expected - tcp))
+            if distance > c.grasp_check_distance_m:
+                self.fail(
+                    f"grasp missed: {self.object_name!r} is not between the fingers "
+                    f"({distance * 1000:.0f} mm from the tcp after closing)"
+                )
+                return
+            # hold: the tcp in the object's upright frame, and the closing yaw relative to the object
+            self._held_offset = _rotz(-yaw) @ (tcp - position)
+            self._held_yaw = _wrap(math.atan2(tcp_r[1, 1], tcp_r[0, 1]) - yaw)
+            self.held = self.object_name
+            self._anchors["grasp"] = (position, yaw)
+        elif phase.name == "release":
+            self.held = ""
+        self._next(now_s, object_pose)
+
+    def _next(self, now_s: float, object_pose: Transform) -> None:
+        if self._index + 1 < len(self._phases):
+            self._enter(self._index + 1, now_s, object_pose)
+            return
+        if self.goal == "place":
+            position, _ = _upright(object_pose)
+            target = self._anchors["target"][0]
+            distance = float(np.linalg.norm(position - target))
+            if distance > self.config.place_tolerance_m:
+                self.fail(
+                    f"{self.object_name!r} ended {distance * 100:.1f} cm from the place target "
+                    f"(more than {self.config.place_tolerance_m * 100:g} cm)"
+                )
+                return
+        self.state = PickPlaceState.SUCCEEDED
+
+
+def _rotz(yaw: float) -> F64:
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _quat(rot: F64) -> F64:
+    w = math.sqrt(max(0.0, 1.0 + rot[0, 0] + rot[1, 1] + rot[2, 2])) / 2.0
+    x = math.sqrt(max(0.0, 1.0 + rot[0, 0] - rot[1, 1] - rot[2, 2])) / 2.0
+    y = math.sqrt(max(0.0, 1.0 - rot[0, 0] + rot[1, 1] - rot[2, 2])) / 2.0
+    z = math.sqrt(max(0.0, 1.0 - rot[0, 0] - rot[1, 1] + rot[2, 2])) / 2.0
+    x = math.copysign(x, rot[2, 1] - rot[1, 2])
+    y = math.copysign(y, rot[0, 2] - rot[2, 0])
+    z = math.copysign(z, rot[1, 0] - rot[0, 1])
+    return np.array([x, y, z, w])
+
+
+def _matrix(q: F64) -> F64:
+    x, y, z, w = q
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )

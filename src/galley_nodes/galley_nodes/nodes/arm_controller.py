@@ -1,0 +1,273 @@
+"""``arm_controller``: RMPflow and the ten-phase pick-and-place machine, /arm/goal in, joint commands out.
+
+Subscribes /arm/goal (``galley_msgs/msg/ArmGoal``: PICK or PLACE an object by name; PLACE's
+``target_pose`` is where the object's bottom centre should end up) and /joint_states; looks up
+``base_link -> object/<name>`` on TF (the simulator publishes the objects in map). Publishes
+``sensor_msgs/msg/JointState`` on /arm/joint_command at ``rate_hz`` (>= 100 Hz) while a goal is
+active: positions and velocities of the six arm joints and ``gripper`` (an opening fraction 0..1),
+and ``galley_msgs/msg/ActionStatus`` on /arm/status (latched) whenever the state, phase or reason
+changes (goal_id = the object name, phase = the machine's phase).
+
+The base must be parked: the arm works in base_link, and the obstacles (the scene's walls and
+furniture near the arm, other objects as balls) are taken in base_link when a goal starts.
+A new goal preempts an active one (CANCELED). Bad goals (unknown object, no TF for it, NaN
+targets, no joint states) end FAILED with a reason naming the input.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from galley_core.config import ConfigError, param
+from galley_core.geometry import Transform
+from galley_core.manipulation.kinematics import KinematicsError, load_arm
+from galley_core.manipulation.pick_place import GraspSpec, PickPlace, PickPlaceConfig, PickPlaceState
+from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig
+from galley_core.scene import SceneError, load_scene, scene_path
+from galley_core.tf_tree import TransformError
+from galley_nodes.config_files import config_dirs
+from galley_nodes.conversions import (
+    joint_positions_from_msg,
+    joint_state_msg,
+    transform_from_msg,
+    transform_from_pose_msg,
+)
+from galley_nodes.node import Node, Publishes, Subscribes, Timer
+from galley_nodes.qos import QoS
+
+FINGERS = ("left_finger", "right_finger")
+PICK, PLACE = 0, 1
+
+
+@dataclass(frozen=True)
+class ArmControllerConfig(RmpFlowConfig, PickPlaceConfig):
+    rate_hz: float = param(100.0, "joint command rate while a goal is active", unit="Hz", ge=100.0)
+    robot_description: str = param("", "MJCF robot file; empty: galley_sim's models/galley_mm/robot.xml")
+    scene: str = param("kitchen", "scene name (config/scenes/<name>.yaml) or path: furniture and grasps")
+    base_frame: str = param("base_link", "frame of the arm's root body")
+    tcp_site: str = param("tcp", "MJCF site of the tool centre point")
+    posture: tuple[float, ...] = param(
+        (0.0, -0.6, 1.6, 0.0, 0.57, 0.0),
+        "joint-space posture target of RMPflow (elbow up, gripper down)",
+        unit="rad",
+    )
+    obstacle_range_m: float = param(
+        0.9, "furniture farther than this from the shoulder is not an obstacle", unit="m", gt=0.0
+    )
+    joint_state_timeout_s: float = param(0.5, "fail when /joint_states is older than this", unit="s", gt=0.0)
+
+
+def default_robot_description() -> Path:
+    """galley_sim's robot description, found without importing galley_sim (or mujoco)."""
+    spec = importlib.util.find_spec("galley_sim")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(
+            "robot_description", "", "a path to the robot's MJCF file (galley_sim is not installed)"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "models" / "galley_mm" / "robot.xml"
+
+
+def _sub_config(cls: Any, config: Any) -> Any:
+    return cls(**{f.name: getattr(config, f.name) for f in fields(cls)})
+
+
+class ArmControllerNode(Node):
+    name = "arm_controller"
+    Config = ArmControllerConfig
+    subscribes = (
+        Subscribes("arm/goal", "galley_msgs/msg/ArmGoal", "on_goal"),
+        Subscribes("joint_states", "sensor_msgs/msg/JointState", "on_joint_states", QoS(depth=5)),
+    )
+    publishes = (
+        Publishes("arm/joint_command", "sensor_msgs/msg/JointState"),
+        Publishes("arm/status", "galley_msgs/msg/ActionStatus", QoS.latched()),
+    )
+    timers = (Timer("on_tick", period_s=lambda c: 1.0 / c.rate_hz),)
+    uses_tf = True
+
+    def __init__(self, host: Any, config: ArmControllerConfig) -> None:
+        super().__init__(host, config)
+        path = Path(config.robot_description) if config.robot_description else default_robot_description()
+        try:
+            self.arm = load_arm(path, root_body=config.base_frame, tcp_site=config.tcp_site)
+        except KinematicsError as err:
+            raise ConfigError("robot_description", str(path), f"a readable MJCF arm ({err})") from None
+        if len(config.posture) != self.arm.dof:
+            raise ConfigError(
+                "posture", config.posture, f"{self.arm.dof} joint positions ({self.arm.joint_names})"
+            )
+        try:
+            self.scene = load_scene(scene_path(config.scene, [d / "scenes" for d in config_dirs()]))
+        except SceneError as err:
+            raise ConfigError("scene", config.scene, f"a scene name or file ({err})") from None
+        self.machine = PickPlace(
+            RmpFlow(self.arm, _sub_config(RmpFlowConfig, config), posture=config.posture),
+            _sub_config(PickPlaceConfig, config),
+        )
+        self._command_names = [*self.arm.joint_names, "gripper"]
+        self._joints: Any = None
+        self._joint_stamp_s = -math.inf
+        self._obstacles = Obstacles()
+        self._last_status: tuple[int, str, str, str] | None = None
+        self._report()
+
+    def on_config_change(self, config: ArmControllerConfig) -> None:
+        self.config = config
+        self.machine.config = _sub_config(PickPlaceConfig, config)
+
+    # -- inputs ----------------------------------------------------------------------------------
+
+    def on_joint_states(self, msg: Any) -> None:
+        self._joints = msg
+        self._joint_stamp_s = self.now_s()
+
+    def on_goal(self, msg: Any) -> None:
+        name = str(msg.object_name)
+        machine = self.machine
+        machine.cancel(f"preempted by a new goal for {name!r}")
+        self._report()
+        problem = self._start(msg, name)
+        if problem:
+            machine.goal = "place" if msg.action == PLACE else "pick"
+            machine.object_name = name
+            machine.fail(problem)
+        else:
+            self.log.info(f"{machine.goal} {name!r}: started")
+        self._report()
+
+    def _start(self, msg: Any, name: str) -> str:
+        """Start the goal on the machine, or say why it cannot start."""
+        if msg.action not in (PICK, PLACE):
+            return f"action {msg.action} is neither PICK (0) nor PLACE (1)"
+        if name not in self.scene.object_names:
+            known = ", ".join(self.scene.object_names)
+            return f"unknown object {name!r}; objects of scene {self.scene.name!r}: {known}"
+        q, _, problem = self._measured()
+        if problem:
+            return problem
+        object_pose, problem = self._object_pose(name)
+        if object_pose is None:
+            return problem
+        self._obstacles = self._scene_obstacles(name)
+        if msg.action == PICK:
+            spec = self.scene.object(name)
+            grasp = GraspSpec(spec.grasp_offset, spec.grasp_yaw)
+            self.machine.start_pick(name, grasp, object_pose, q, self.now_s())
+            return ""
+        target, problem = self._place_target(msg.target_pose)
+        if target is None:
+            return problem
+        self.machine.start_place(name, target, q, self.now_s())
+        return ""
+
+    def _measured(self) -> tuple[Any, Any, str]:
+        if self._joints is None:
+            return None, None, "no joint states on /joint_states; start the simulator or the arm driver"
+        age = self.now_s() - self._joint_stamp_s
+        if age > self.config.joint_state_timeout_s:
+            return (
+                None,
+                None,
+                f"/joint_states is {age:.2f} s old (> joint_state_timeout_s); is the arm driver running?",
+            )
+        q, missing = joint_positions_from_msg(self._joints, self.arm.joint_names)
+        fingers, _ = joint_positions_from_msg(self._joints, FINGERS)
+        if missing:
+            return None, None, f"/joint_states lacks the arm joints {', '.join(missing)}"
+        if not (np.all(np.isfinite(q))):
+            return None, None, f"/joint_states has a NaN or infinite arm position: {q.tolist()}"
+        return q, np.nan_to_num(fingers, nan=0.04), ""
+
+    def _object_pose(self, name: str) -> tuple[Transform | None, str]:
+        frame = f"object/{name}"
+        try:
+            return transform_from_msg(self.lookup_transform(self.config.base_frame, frame)), ""
+        except (TransformError, ValueError) as err:
+            return None, f"no pose for {name!r}: TF {self.config.base_frame} -> {frame} failed ({err})"
+
+    def _place_target(self, pose_stamped: Any) -> tuple[Transform | None, str]:
+        frame = pose_stamped.header.frame_id or "map"
+        try:
+            target = transform_from_pose_msg(pose_stamped.pose)
+        except ValueError as err:
+            return (
+                None,
+                f"target_pose is not a valid pose ({err}); give a finite position and a unit quaternion",
+            )
+        try:
+            root = transform_from_msg(self.lookup_transform(self.config.base_frame, frame))
+        except (TransformError, ValueError) as err:
+            return None, f"target_pose frame {frame!r}: no TF to {self.config.base_frame} ({err})"
+        return root * target, ""
+
+    def _scene_obstacles(self, held: str) -> Obstacles:
+        """Walls and furniture near the arm, and the other objects as balls, in base_link."""
+        c = self.config
+        try:
+            root_from_map = transform_from_msg(self.lookup_transform(c.base_frame, "map"))
+        except (TransformError, ValueError):
+            return Obstacles()
+        balls = []
+        for spec in self.scene.objects:
+            if spec.name == held:
+                continue
+            pose, _ = self._object_pose(spec.name)
+            if pose is None:
+                continue
+            radius = max(spec.footprint_radius, spec.height / 2.0)
+            balls.append((pose.translation + np.array([0.0, 0.0, spec.height / 2.0]), radius))
+        return Obstacles.from_scene(
+            self.scene.boxes, root_from_map, balls, near=self.machine._shoulder, within_m=c.obstacle_range_m
+        )
+
+    # -- control ---------------------------------------------------------------------------------
+
+    def on_tick(self) -> None:
+        machine = self.machine
+        if not machine.active:
+            return
+        q, fingers, problem = self._measured()
+        object_pose, tf_problem = self._object_pose(machine.object_name)
+        if problem or object_pose is None:
+            machine.fail(problem or tf_problem)
+            return self._report()
+        command = machine.step(self.now_s(), q, fingers, object_pose, self._obstacles)
+        if command is not None:
+            self.publish(
+                "arm/joint_command",
+                joint_state_msg(
+                    self._command_names,
+                    [*command.positions, command.gripper],
+                    [*command.velocities, 0.0],
+                    self.now_ns(),
+                ),
+            )
+        return self._report()
+
+    def _report(self) -> None:
+        m = self.machine
+        key = (int(m.state), m.object_name, m.phase, m.reason)
+        if key == self._last_status:
+            return
+        self._last_status = key
+        if m.state == PickPlaceState.FAILED:
+            self.log.warning(f"{m.goal} {m.object_name!r} failed: {m.reason}")
+        elif m.state == PickPlaceState.SUCCEEDED:
+            self.log.info(f"{m.goal} {m.object_name!r} succeeded")
+        self.publish(
+            "arm/status",
+            self.msg(
+                "galley_msgs/msg/ActionStatus",
+                header={"stamp": self.stamp(), "frame_id": self.config.base_frame},
+                state=key[0],
+                goal_id=key[1],
+                phase=key[2],
+                reason=key[3],
+            ),
+        )
