@@ -96,3 +96,24 @@ def test_an_abort_on_episode_events_ends_the_episode(repo, tmp_path, rule):
     host.run_for(0.2)
     result = seen["result"][-1]
     assert not result.success and "aborted by monitor: the cup fell to the floor" in result.step_reason[0]
+
+
+def test_teleport_on_failure_puts_the_base_at_the_failed_goal_and_goes_on(repo, tmp_path):
+    host, _, seen = navigation_host(repo, tmp_path, step_time_limit_s=3.0, teleport_on_failure=True)
+    teleports: list[Any] = []
+    host.participant("spy").create_subscription(
+        "/sim/teleport", "geometry_msgs/msg/PoseStamped", teleports.append, QoS()
+    )
+    send_plan(seen, ["move to the purple zone", "move to the red zone"])
+    assert host.run_until(lambda: bool(seen["result"]), 200.0)
+    result = seen["result"][-1]
+    # Both moves run out of time (3 s); after each the base is put at that step's goal.
+    assert list(result.step_success) == [False, False] and len(result.plan) == 2
+    assert [
+        (t.header.frame_id, round(t.pose.position.x, 2), round(t.pose.position.y, 2)) for t in teleports
+    ] == [
+        ("base_link", 2.83, -1.0),
+        ("base_link", -3.0, 1.95),
+    ]
+    pose = host.node("sim").sim.base_pose()
+    assert (pose.x, pose.y) == pytest.approx((-3.0, 1.95), abs=0.01)

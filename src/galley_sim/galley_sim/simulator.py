@@ -308,6 +308,30 @@ class KitchenSim:
             self.odom_twist = (forward, dyaw / dt)
             done += n
 
+    def teleport_base(self, pose: Pose2D) -> None:
+        """Put the base at a map pose, at rest (odometry goes on; ``map -> odom`` absorbs the jump)."""
+        if not all(math.isfinite(v) for v in (pose.x, pose.y, pose.theta)):
+            raise ValueError(f"teleport pose {pose} is not finite")
+        self.data.qpos[self._base_qpos] = [pose.x, pose.y, pose.theta]
+        self.data.qvel[self._base_dof] = 0.0
+        mujoco.mj_forward(self.model, self.data)
+
+    def teleport_object(self, name: str, pose: Pose2D, z: float) -> None:
+        """Put an object (its bottom centre) at (x, y, z) with yaw, at rest.
+
+        Raises:
+            KeyError: no such object; the message lists them.
+        """
+        if name not in self._object_qpos:
+            raise KeyError(f"no object {name!r}; objects: {', '.join(self._object_qpos)}")
+        if not all(math.isfinite(v) for v in (pose.x, pose.y, pose.theta, z)):
+            raise ValueError(f"teleport pose of {name} is not finite")
+        adr, dof = self._object_qpos[name], self._object_dof[name]
+        half = pose.theta / 2.0
+        self.data.qpos[adr : adr + 7] = [pose.x, pose.y, z, math.cos(half), 0.0, 0.0, math.sin(half)]
+        self.data.qvel[dof : dof + 6] = 0.0
+        mujoco.mj_forward(self.model, self.data)
+
     # -- state ---------------------------------------------------------------------------------
 
     def base_pose(self) -> Pose2D:

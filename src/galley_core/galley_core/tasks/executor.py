@@ -2,9 +2,10 @@
 
 :class:`PlanRunner` keeps the sequence: which step runs, since when, what each finished step
 achieved, and whether the episode goes on after a failure (Kitchen-R stops an episode at the
-first failed step unless the robot is teleported to the next step's start). The node around it
-(``task_executor``) sends the navigation and arm goals and calls :meth:`PlanRunner.finish` when
-they report. The success criteria are Kitchen-R's, judged on ground truth:
+first failed step unless the robot is teleported to the next step's start: galley then teleports
+the base after a failed move and the object after a failed place; a failed pick always stops).
+The node around it (``task_executor``) sends the navigation and arm goals and calls
+:meth:`PlanRunner.finish` when they report. The success criteria are Kitchen-R's, judged on ground truth:
 
 * move: the base centre within ``nav_success_radius_m`` (0.10 m) of the zone's approach position;
 * pick: the object lifted off its surface (its bottom at least ``lift_height_m`` above it);
@@ -53,7 +54,9 @@ class ExecutorConfig(Config):
     )
     max_steps: int = param(0, "execute only the first K steps of the plan; 0: all", ge=0)
     teleport_on_failure: bool = param(
-        False, "after a failed step, put the robot at the next step's start and go on; else stop"
+        False,
+        "after a failed move or place, teleport the base (or the object) to where the step should have "
+        "left it and go on; a failed pick still stops the episode; else stop at the first failure",
     )
 
 
@@ -119,7 +122,8 @@ class PlanRunner:
         self.results.append(result)
         self.index += 1
         self.started_s = None
-        if not success and not self.config.teleport_on_failure:
+        # A grasp cannot be teleported into the gripper: a failed pick always ends the episode.
+        if not success and (not self.config.teleport_on_failure or step.action == "pick"):
             self.stopped = True
         return result
 

@@ -66,6 +66,7 @@ class TaskExecutorNode(Node):
         Publishes("episode/events", "galley_msgs/msg/EpisodeEvent", QoS(depth=100)),
         Publishes("task/status", "galley_msgs/msg/ActionStatus", QoS.latched()),
         Publishes("task/result", "galley_msgs/msg/EpisodeResult", QoS.latched()),
+        Publishes("sim/teleport", "geometry_msgs/msg/PoseStamped"),
     )
     timers = (Timer("on_tick", period_s=lambda c: 1.0 / c.rate_hz),)
     uses_tf = True
@@ -213,6 +214,8 @@ class TaskExecutorNode(Node):
         assert runner is not None
         step = runner.current
         result = runner.finish(success, reason, self.now_s())
+        if not success and not runner.stopped and step is not None:
+            self._teleport_after(step)
         self._event(STEP_SUCCEEDED if success else STEP_FAILED, step, reason)
         level = self.log.info if success else self.log.warning
         level(
@@ -221,6 +224,24 @@ class TaskExecutorNode(Node):
             + (f" ({reason})" if reason else "")
         )
         self._begin()
+
+    def _teleport_after(self, step: Step) -> None:
+        """Leave the world as the failed step should have (``teleport_on_failure``)."""
+        if step.action == "move":
+            pose, frame, z = move_goal(self.scene, step.target), self.config.base_frame, 0.0
+        else:  # place: the object onto its target
+            assert self._place_goal is not None
+            x, y, z = self._place_goal
+            pose, frame = Pose2D(x, y, 0.0), f"object/{step.target}"
+        msg = pose_msg(pose)
+        msg.position.z = z
+        self.publish(
+            "sim/teleport",
+            self.msg(
+                "geometry_msgs/msg/PoseStamped", header={"stamp": self.stamp(), "frame_id": frame}, pose=msg
+            ),
+        )
+        self.log.info(f"teleported {frame} to where {str(step)!r} should have left it")
 
     def _finish_episode(self) -> None:
         runner = self.runner
