@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from galley_isaac.config import load_bridge_config
-from galley_isaac.contract import MUJOCO_ONLY, TfEdge, endpoints, resolve_topic, tf_edges
+from galley_isaac.contract import (
+    MUJOCO_ONLY,
+    MUJOCO_ONLY_SUBSCRIPTIONS,
+    TfEdge,
+    endpoints,
+    resolve_topic,
+    tf_edges,
+)
 from galley_isaac.graphs import bridge_graphs
 from galley_nodes.embedded import EmbeddedHost
 from galley_nodes.qos import QoS
@@ -74,9 +81,11 @@ def test_each_topic_has_one_publisher_except_tf(graphs):
 
 def test_the_graphs_subscribe_to_the_simulators_command_topics(graphs):
     subscribed = {e.topic: e.type for e in endpoints(graphs) if not e.publishes}
+    commands = {t: ty for t, ty in declared("subscribes").items() if t not in MUJOCO_ONLY_SUBSCRIPTIONS}
+    assert set(MUJOCO_ONLY_SUBSCRIPTIONS) == {"/sim/teleport"} <= set(declared("subscribes"))
     assert (
         subscribed
-        == declared("subscribes")
+        == commands
         == {
             "/cmd_vel": "geometry_msgs/msg/Twist",
             "/arm/joint_command": "sensor_msgs/msg/JointState",

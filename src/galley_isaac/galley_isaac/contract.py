@@ -19,7 +19,15 @@ from dataclasses import dataclass
 
 from galley_isaac.graph import Graph, GraphNode, Targets
 
-__all__ = ["MUJOCO_ONLY", "Endpoint", "TfEdge", "endpoints", "resolve_topic", "tf_edges"]
+__all__ = [
+    "MUJOCO_ONLY",
+    "MUJOCO_ONLY_SUBSCRIPTIONS",
+    "Endpoint",
+    "TfEdge",
+    "endpoints",
+    "resolve_topic",
+    "tf_edges",
+]
 
 #: Topics only the MuJoCo simulator publishes: topic -> why, and what carries the same under Isaac Sim.
 MUJOCO_ONLY = {
@@ -36,6 +44,15 @@ MUJOCO_ONLY = {
         "the MuJoCo simulator's check of its own model (collision geometry, masses, interpenetration); "
         "the bridge does not check the USD scene, so nothing is published, and the monitor, which acts "
         "only on a failed preflight, never aborts for it"
+    ),
+}
+
+#: Topics only the MuJoCo simulator subscribes to: topic -> why.
+MUJOCO_ONLY_SUBSCRIPTIONS = {
+    "/sim/teleport": (
+        "evaluation extra: the task executor's teleport_on_failure puts the base or an object where a "
+        "failed step should have left it; the bridge has no teleport, so that option needs the MuJoCo "
+        "simulator"
     ),
 }
 
