@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["config_dirs"]
+__all__ = ["config_dirs", "default_params_files", "find_map"]
+
+_PARAMS_FILES = ("galley", "navigation", "manipulation", "monitor", "recorder", "planner")
 
 
 def config_dirs() -> list[Path]:
@@ -25,3 +27,25 @@ def config_dirs() -> list[Path]:
         if path.is_dir() and path.resolve() not in [p.resolve() for p in seen]:
             seen.append(path)
     return seen
+
+
+def default_params_files() -> list[Path]:
+    """The parameter files of the whole stack found in the configuration folder, in layering order."""
+    for folder in config_dirs():
+        found = [folder / f"{name}.yaml" for name in _PARAMS_FILES if (folder / f"{name}.yaml").is_file()]
+        if found:
+            return found
+    return []
+
+
+def find_map(scene: str) -> Path:
+    """``maps/<scene>.yaml`` next to the configuration folder.
+
+    Raises:
+        FileNotFoundError: naming the command that writes it.
+    """
+    for folder in config_dirs():
+        candidate = folder.parent / "maps" / f"{scene}.yaml"
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"no map maps/{scene}.yaml; write it with: galley map --scene {scene}")

@@ -23,7 +23,7 @@ import numpy as np
 from galley_core.geometry import Pose2D, normalize_angle
 from galley_nodes import messages
 from galley_nodes.cli.report import TopicLog, top_down_axes
-from galley_nodes.config_files import config_dirs
+from galley_nodes.config_files import default_params_files, find_map
 from galley_nodes.conversions import pose_msg
 from galley_nodes.embedded import EmbeddedHost
 from galley_nodes.qos import QoS
@@ -33,14 +33,6 @@ __all__ = ["add_parser", "run_tour"]
 
 SUCCEEDED, FAILED = 2, 3
 GOAL_TIMEOUT_S = 120.0
-
-
-def _find(relative: str) -> Path | None:
-    for folder in config_dirs():
-        candidate = folder.parent / relative
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def run_tour(
@@ -54,13 +46,8 @@ def run_tour(
 ) -> dict[str, Any]:
     """Run the tour and write its report; returns the summary."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    nav_params = _find("config/navigation.yaml")
-    map_file = _find(f"maps/{scene_name}.yaml")
-    if map_file is None:
-        raise FileNotFoundError(
-            f"no map maps/{scene_name}.yaml; write it with: galley map --scene {scene_name}"
-        )
-    host = EmbeddedHost([*([nav_params] if nav_params else []), *params_files])
+    map_file = find_map(scene_name)
+    host = EmbeddedHost([*default_params_files(), *params_files])
     sim_node = host.add_node(
         load_node_class("sim"), parameters={"scene": scene_name, "seed": seed, "cameras_enabled": cameras}
     )

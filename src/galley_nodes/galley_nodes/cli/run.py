@@ -1,0 +1,302 @@
+"""``galley run "<instruction>"``: one episode on the built-in simulator, recorded, with a report.
+
+The episode is drawn from ``--seed``. The plan is ``--plan`` (steps separated by ";") or, by
+default, the gold plan of the instruction in that episode (the instruction must follow one of the
+suite's templates; the task-planner issue makes a planner the default). Every node runs in the
+embedded host: the simulator, navigation, the arm controller, the monitor, the task executor and
+the recorder. The run shows progress per step and writes to ``--out``:
+
+* ``episode.json``: instruction, plan, per-step results (step, success, duration_s, reason),
+  success, EM against the gold plan (null when there is none), and motion metrics;
+* ``bag/``: the rosbag2 (mcap) of every topic, with the episode's metadata;
+* ``topdown.png``: the top-down image with the planned paths, the executed trajectory, and each
+  object's start and end;
+* ``video.mp4`` with ``--video``: the base camera at 10 Hz.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from galley_core.episode import sample_episode
+from galley_core.scene import Scene, load_scene, scene_path
+from galley_core.tasks.grammar import PlanError, parse_plan, validate_plan
+from galley_core.tasks.metrics import exact_match, motion_metrics
+from galley_core.tasks.suite import plan_for_instruction
+from galley_nodes import messages
+from galley_nodes.cli.report import TopicLog, top_down_axes
+from galley_nodes.config_files import config_dirs, default_params_files, find_map
+from galley_nodes.embedded import EmbeddedHost
+from galley_nodes.qos import QoS
+from galley_nodes.registry import load_node_class
+
+__all__ = ["add_parser", "run_episode"]
+
+STEP_STARTED, STEP_SUCCEEDED, STEP_FAILED = 0, 1, 2
+_TIME_MARGIN_S = 30.0
+
+
+class EpisodeError(ValueError):
+    """The instruction or plan cannot be run; the message says why and what to do."""
+
+
+def resolve_plan(
+    instruction: str, scene: Scene, seed: int, plan_text: str
+) -> tuple[list[str], list[str] | None]:
+    """(plan to execute, gold plan or None) for an instruction in the episode of ``seed``."""
+    episode = sample_episode(scene, seed)
+    gold: list[str] | None = None
+    reason = ""
+    try:
+        _, steps = plan_for_instruction(instruction, scene, episode)
+        gold = [str(s) for s in steps]
+    except PlanError as err:
+        reason = str(err)
+    if not plan_text:
+        if gold is None:
+            raise EpisodeError(f"no plan: {reason}")
+        return gold, gold
+    try:
+        plan = parse_plan([s for s in (p.strip() for p in plan_text.split(";")) if s])
+        validate_plan(plan, scene)
+    except PlanError as err:
+        raise EpisodeError(f"--plan: {err}") from None
+    if not plan:
+        raise EpisodeError("--plan has no steps; separate steps with ';'")
+    return [str(s) for s in plan], gold
+
+
+def build_host(
+    scene_name: str, seed: int, *, out_dir: Path | None, cameras: bool, params: list[Path]
+) -> EmbeddedHost:
+    """Every node of the stack in one embedded host; the recorder first, so that it stops last."""
+    host = EmbeddedHost([*default_params_files(), *params])
+    if out_dir is not None:
+        host.add_node(load_node_class("recorder"), parameters={"output_dir": str(out_dir), "bag_name": "bag"})
+    host.add_node(
+        load_node_class("sim"), parameters={"scene": scene_name, "seed": seed, "cameras_enabled": cameras}
+    )
+    host.add_node(load_node_class("map_server"), parameters={"yaml_filename": str(find_map(scene_name))})
+    host.add_node(load_node_class("global_planner"))
+    host.add_node(load_node_class("diff_drive_controller"), parameters={"use_tf": True})
+    host.add_node(load_node_class("arm_controller"), parameters={"scene": scene_name})
+    host.add_node(load_node_class("monitor"), parameters={"scene": scene_name})
+    host.add_node(load_node_class("task_executor"), parameters={"scene": scene_name})
+    return host
+
+
+def run_episode(
+    instruction: str,
+    *,
+    scene_name: str = "kitchen",
+    seed: int = 0,
+    plan_text: str = "",
+    out_dir: Path | None = None,
+    video: bool = False,
+    params: list[Path] | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run one episode and (with ``out_dir``) write its report; returns the episode summary."""
+    scene = load_scene(scene_path(scene_name, [d / "scenes" for d in config_dirs()]))
+    plan, gold = resolve_plan(instruction, scene, seed, plan_text)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if (out_dir / "bag").exists():
+            raise EpisodeError(
+                f"{out_dir / 'bag'} exists already; choose another --out (nothing is overwritten)"
+            )
+    host = build_host(scene.name, seed, out_dir=out_dir, cameras=video, params=params or [])
+    sim = host.node("sim").sim  # type: ignore[attr-defined]
+    log = TopicLog(host, video=video)
+    results: list[Any] = []
+    probe = host.participant("galley_run")
+    probe.create_subscription("/task/result", "galley_msgs/msg/EpisodeResult", results.append, QoS.latched())
+    if progress:
+        probe.create_subscription(
+            "/episode/events", "galley_msgs/msg/EpisodeEvent", _printer(len(plan)), QoS(depth=100)
+        )
+    starts = {n: t.translation.copy() for n, t in sim.object_poses().items()}
+    host.run_for(0.5)
+    wall = time.perf_counter()
+    probe.create_publisher("/task/plan", "galley_msgs/msg/TaskPlan", QoS.latched()).publish(
+        messages.new("galley_msgs/msg/TaskPlan", instruction=instruction, steps=plan)
+    )
+    limit = host.node("task_executor").config.step_time_limit_s  # type: ignore[attr-defined]
+    host.run_until(lambda: bool(results), len(plan) * limit + _TIME_MARGIN_S)
+    wall_s = time.perf_counter() - wall
+    ends = {n: t.translation.copy() for n, t in sim.object_poses().items()}
+    host.shutdown()
+    summary = _summary(
+        instruction,
+        plan,
+        gold,
+        results=results,
+        log=log,
+        scene=scene.name,
+        seed=seed,
+        sim_s=host.now_s,
+        wall_s=wall_s,
+    )
+    if out_dir is not None:
+        (out_dir / "episode.json").write_text(json.dumps(summary, indent=2) + "\n")
+        _plot(log, scene, summary, starts=starts, ends=ends, path=out_dir / "topdown.png")
+        if video:
+            _write_video(log.frames, out_dir / "video.mp4")
+    return summary
+
+
+def _printer(count: int) -> Any:
+    def show(msg: Any) -> None:
+        if msg.kind == STEP_STARTED:
+            print(f"  [{msg.step_index + 1}/{count}] {msg.step} ...", flush=True)
+        elif msg.kind in (STEP_SUCCEEDED, STEP_FAILED):
+            verdict = "succeeded" if msg.kind == STEP_SUCCEEDED else f"FAILED: {msg.reason}"
+            print(f"        {verdict}", flush=True)
+
+    return show
+
+
+def _summary(
+    instruction: str,
+    plan: list[str],
+    gold: list[str] | None,
+    *,
+    results: list[Any],
+    log: TopicLog,
+    scene: str,
+    seed: int,
+    sim_s: float,
+    wall_s: float,
+) -> dict[str, Any]:
+    result = results[-1] if results else None
+    steps = []
+    if result is not None:
+        for i, ok in enumerate(result.step_success):
+            steps.append(
+                {
+                    "step": result.plan[i],
+                    "success": bool(ok),
+                    "duration_s": float(result.step_duration_s[i]),
+                    "reason": result.step_reason[i],
+                }
+            )
+    motion = None
+    if len(log.trajectory) >= 2:
+        m = motion_metrics(
+            np.array(log.trajectory_t), np.array(log.trajectory), collisions=log.contact_events
+        )
+        motion = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in vars(m).items()}
+    return {
+        "instruction": instruction,
+        "scene": scene,
+        "seed": seed,
+        "plan": plan,
+        "steps": steps,
+        "success": bool(result.success) if result is not None else False,
+        "em": exact_match([plan], [gold]) if gold else None,
+        "gold_plan": gold,
+        "sim_time_s": round(sim_s, 2),
+        "wall_time_s": round(wall_s, 2),
+        "real_time_factor": round(sim_s / wall_s, 1) if wall_s > 0 else None,
+        "motion": motion,
+        "timed_out": result is None,
+    }
+
+
+def _plot(
+    log: TopicLog,
+    scene: Scene,
+    summary: dict[str, Any],
+    *,
+    starts: dict[str, np.ndarray[Any, Any]],
+    ends: dict[str, np.ndarray[Any, Any]],
+    path: Path,
+) -> None:
+    import matplotlib.pyplot as plt
+
+    if log.top_down is None:
+        return
+    fig, ax = top_down_axes(log.top_down, scene)
+    for i, plan in enumerate(log.plans):
+        ax.plot(plan[:, 0], plan[:, 1], "--", color="white", lw=1.2, label="Theta* plans" if i == 0 else None)
+    if log.trajectory:
+        traj = np.array(log.trajectory)
+        ax.plot(traj[:, 0], traj[:, 1], "-", color="black", lw=1.6, label="executed (ground truth)")
+    moved = [n for n in starts if np.linalg.norm(ends[n][:2] - starts[n][:2]) > 0.02]
+    for name in moved:
+        (x0, y0), (x1, y1) = starts[name][:2], ends[name][:2]
+        ax.annotate(
+            "", xy=(x1, y1), xytext=(x0, y0), arrowprops={"arrowstyle": "->", "color": "orange", "lw": 1.5}
+        )
+        ax.plot([x0], [y0], "o", mfc="none", color="orange")
+        ax.text(x1, y1 + 0.12, name, fontsize=8, color="black", ha="center")
+    verdict = "succeeded" if summary["success"] else "failed"
+    ax.set_title(f"galley run: {summary['instruction']!r} (seed {summary['seed']}): {verdict}", fontsize=9)
+    ax.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _write_video(frames: list[np.ndarray[Any, Any]], path: Path, fps: float = 10.0) -> None:
+    import cv2
+
+    if not frames:
+        return
+    height, width = frames[0].shape[:2]
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), fps, (width, height))
+    for frame in frames:
+        writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
+    writer.release()
+
+
+def _run(args: argparse.Namespace) -> int:
+    from galley_nodes.cli.main import UsageError
+
+    out = args.out or Path("runs") / time.strftime("run_%Y%m%d_%H%M%S")
+    print(f"galley run: {args.instruction!r}, episode seed {args.seed}; report in {out}/")
+    try:
+        summary = run_episode(
+            args.instruction,
+            scene_name=args.scene,
+            seed=args.seed,
+            plan_text=args.plan,
+            out_dir=out,
+            video=args.video,
+            params=list(args.params),
+        )
+    except EpisodeError as err:
+        raise UsageError(str(err)) from None
+    ok = sum(s["success"] for s in summary["steps"])
+    print(
+        f"galley run: {'succeeded' if summary['success'] else 'failed'}: {ok}/{len(summary['plan'])} steps, "
+        f"{summary['sim_time_s']:.0f} s simulated in {summary['wall_time_s']:.0f} s; EM {summary['em']}"
+    )
+    return 0 if summary["success"] else 1
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("run", help="run one instruction on the built-in simulator, recorded, with a report")
+    p.add_argument("instruction", help='e.g. "Move the bowl to the green zone"')
+    p.add_argument("--seed", type=int, default=0, help="episode seed (default: 0)")
+    p.add_argument("--scene", default="kitchen", help="scene name (default: kitchen)")
+    p.add_argument(
+        "--plan", default="", help='steps separated by ";" (default: the gold plan of the instruction)'
+    )
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: runs/run_<time>)")
+    p.add_argument("--video", action="store_true", help="render the base camera and write video.mp4")
+    p.add_argument(
+        "--params",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="extra ROS 2 params YAML (layered)",
+    )
+    p.set_defaults(run=_run)
