@@ -17,6 +17,7 @@ the recorder. The run shows progress per step and writes to ``--out``:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from galley_core.config import config_from_values
 from galley_core.episode import sample_episode
 from galley_core.scene import Scene, load_scene, scene_path
 from galley_core.tasks.grammar import PlanError, parse_plan, validate_plan
@@ -33,6 +35,7 @@ from galley_nodes import messages
 from galley_nodes.cli.report import TopicLog, top_down_axes
 from galley_nodes.config_files import config_dirs, default_params_files, find_map
 from galley_nodes.embedded import EmbeddedHost
+from galley_nodes.params_file import load_params_files, parameters_for
 from galley_nodes.qos import QoS
 from galley_nodes.registry import load_node_class
 
@@ -76,7 +79,8 @@ def build_host(
     scene_name: str, seed: int, *, out_dir: Path | None, cameras: bool, params: list[Path]
 ) -> EmbeddedHost:
     """Every node of the stack in one embedded host; the recorder first, so that it stops last."""
-    host = EmbeddedHost([*default_params_files(), *params])
+    files = [*default_params_files(), *params]
+    host = EmbeddedHost(files)
     if out_dir is not None:
         host.add_node(load_node_class("recorder"), parameters={"output_dir": str(out_dir), "bag_name": "bag"})
     host.add_node(
@@ -86,9 +90,27 @@ def build_host(
     host.add_node(load_node_class("global_planner"))
     host.add_node(load_node_class("diff_drive_controller"), parameters={"use_tf": True})
     host.add_node(load_node_class("arm_controller"), parameters={"scene": scene_name})
-    host.add_node(load_node_class("monitor"), parameters={"scene": scene_name})
+    host.add_node(
+        load_node_class("monitor"), parameters={"scene": scene_name, **_monitor_rates(cameras, files)}
+    )
     host.add_node(load_node_class("task_executor"), parameters={"scene": scene_name})
     return host
+
+
+def _monitor_rates(cameras: bool, files: list[Path]) -> dict[str, Any]:
+    """Without cameras, the monitor must not watch the camera topics' rates (nothing publishes them)."""
+    if cameras:
+        return {}
+    monitor = load_node_class("monitor")
+    declared = [f.name for f in dataclasses.fields(monitor.Config)]
+    values = {k: v for k, (v, _) in parameters_for(load_params_files(files), "/monitor", declared).items()}
+    config = config_from_values(monitor.Config, {k: v for k, v in values.items() if k in declared})
+    keep = [
+        (t, r)
+        for t, r in zip(config.rate_topics, config.rate_min_hz, strict=True)
+        if not t.startswith("/camera/")
+    ]
+    return {"rate_topics": [t for t, _ in keep], "rate_min_hz": [r for _, r in keep]}
 
 
 def run_episode(
