@@ -72,7 +72,7 @@ class RecorderConfig(Config):
     )
     discovery_period_s: float = param(0.2, "how often new topics are looked for", unit="s", gt=0.0)
     split_period_s: float = param(
-        5.0, "a new bag file every this much ROS time: the most a killed recorder loses", unit="s", gt=0.0
+        20.0, "a new bag file every this much ROS time: the most a killed recorder loses", unit="s", gt=0.0
     )
     hdf5: bool = param(False, "also write the episode to <bag>/episode.h5")
     hdf5_compression: str = param(

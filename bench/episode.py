@@ -1,0 +1,93 @@
+"""Wall time and real-time factor of whole oracle episodes, cameras off and on.
+
+    python bench/episode.py [--quick]
+
+Runs suite instructions (split ``test``) with their gold plans through the full stack in the
+embedded host — simulator, Theta* + Kitchen-R's controller, RMPflow pick-and-place, monitor, task
+executor; no recorder, as in ``galley eval`` — first with the robot's cameras off, then with the
+base RGB-D and wrist RGB cameras at 10 Hz. Reports wall seconds per episode and the real-time
+factor (simulated / wall seconds). The baseline is Kitchen-R's own figure: about 60 s of wall
+time per oracle episode in Isaac Sim on an RTX 3060 Ti. Targets (issue 7): >= 30x real time with
+cameras off, >= 5x with cameras on. Prints a table and, last, one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+
+from galley_core.tasks.suite import load_suite
+from galley_nodes.cli.run import run_episode
+from galley_nodes.config_files import config_dirs
+
+KITCHEN_R_WALL_S_PER_EPISODE = 60.0
+
+
+def run(entries: list, cameras: bool) -> dict[str, float]:
+    sim_s = wall_s = 0.0
+    succeeded = 0
+    for entry in entries:
+        start = time.perf_counter()
+        summary = run_episode(
+            entry.instruction, seed=entry.seed, plan_text="; ".join(entry.plan), video=cameras, progress=False
+        )
+        wall_s += time.perf_counter() - start
+        sim_s += summary["sim_time_s"]
+        succeeded += summary["success"]
+    return {
+        "episodes": len(entries),
+        "succeeded": succeeded,
+        "wall_s_per_episode": wall_s / len(entries),
+        "sim_s_per_episode": sim_s / len(entries),
+        "rtf": sim_s / wall_s,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="one episode per configuration (under a minute)")
+    parser.add_argument("--episodes", type=int, default=5, help="episodes per configuration (default 5)")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    suite = next(p for d in config_dirs() for p in sorted((d / "suites").glob("*.yaml")))
+    _, entries = load_suite(suite)
+    chosen = [e for e in entries if e.split == "test"][: 1 if args.quick else args.episodes]
+    off = run(chosen, cameras=False)
+    on = run(chosen, cameras=True)
+    print(
+        f"{'configuration':28s} {'episodes':>8s} {'ok':>4s} {'sim s/ep':>9s} {'wall s/ep':>10s} "
+        f"{'RTF':>7s}  target"
+    )
+    for name, r, target in (("cameras off", off, 30.0), ("base RGB-D + wrist at 10 Hz", on, 5.0)):
+        mark = "ok" if r["rtf"] >= target else "MISSED"
+        print(
+            f"{name:28s} {r['episodes']:8d} {r['succeeded']:4d} {r['sim_s_per_episode']:9.1f} "
+            f"{r['wall_s_per_episode']:10.1f} {r['rtf']:6.1f}x  >= {target:g}x {mark}"
+        )
+    print(
+        f"Kitchen-R (Isaac Sim, RTX 3060 Ti): about {KITCHEN_R_WALL_S_PER_EPISODE:.0f} s "
+        "of wall time per episode"
+    )
+    print(
+        json.dumps(
+            {
+                "episodes": off["episodes"],
+                "wall_s_per_episode_cameras_off": round(off["wall_s_per_episode"], 2),
+                "wall_s_per_episode_cameras_on": round(on["wall_s_per_episode"], 2),
+                "rtf_cameras_off": round(off["rtf"], 1),
+                "rtf_cameras_on": round(on["rtf"], 1),
+                "speedup_vs_kitchen_r_wall_cameras_on": round(
+                    KITCHEN_R_WALL_S_PER_EPISODE / on["wall_s_per_episode"], 1
+                ),
+                "success_rate_cameras_off": off["succeeded"] / off["episodes"],
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
