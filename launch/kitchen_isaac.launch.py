@@ -1,4 +1,4 @@
-"""galley on Isaac Sim under ROS 2: map_server, global_planner, diff_drive_controller on sim time.
+"""galley on Isaac Sim under ROS 2: every galley node but the MuJoCo simulator, on sim time.
 
     # 1. in Isaac Sim's directory (see src/galley_isaac/README.md):
     ./python.sh -m galley_isaac.run_isaac --config <galley>/config/isaac/kitchen.yaml
@@ -16,45 +16,53 @@ from pathlib import Path
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+ARGUMENTS = (
+    ("use_sim_time", "true", "use Isaac Sim's /clock (keep true)"),
+    ("params_file", str(REPO / "config" / "galley.yaml"), "ROS 2 params YAML with every node's parameters"),
+    ("namespace", "", "namespace of every node (the bridge's ros.namespace)"),
+    ("scene", "kitchen", "scene name (config/scenes/<name>.yaml): zones and objects"),
+    ("map", str(REPO / "maps" / "kitchen.yaml"), "nav2 map YAML"),
+    ("planner", "galley", "task planner backend: galley (offline), openai, llama_cpp, transformers"),
+    ("record", "false", "record every topic to a rosbag2 (mcap) under runs/bags"),
+)
+
+
 def generate_launch_description() -> LaunchDescription:
-    namespace = LaunchConfiguration("namespace")
-    params_file = LaunchConfiguration("params_file")
-    use_sim_time = LaunchConfiguration("use_sim_time")
-    arguments = [
-        DeclareLaunchArgument(
-            "namespace", default_value="", description="namespace of every node (the bridge's ros.namespace)"
-        ),
-        DeclareLaunchArgument(
-            "params_file",
-            default_value=str(REPO / "config" / "navigation.yaml"),
-            description="ROS 2 params YAML for the navigation nodes",
-        ),
-        DeclareLaunchArgument(
-            "use_sim_time", default_value="true", description="use Isaac Sim's /clock (keep true)"
-        ),
-        DeclareLaunchArgument(
-            "map", default_value=str(REPO / "maps" / "kitchen.yaml"), description="nav2 map YAML"
-        ),
-    ]
-    nodes = [
-        Node(
+    arg = LaunchConfiguration
+    namespace, params_file, use_sim_time = arg("namespace"), arg("params_file"), arg("use_sim_time")
+
+    def node(executable: str, extra: dict | None = None, **kwargs: object) -> Node:
+        return Node(
             package="galley_nodes",
-            executable=name,
-            name=name,
+            executable=executable,
+            name=executable,
             namespace=namespace,
-            parameters=[params_file, {"use_sim_time": use_sim_time, **extra}],
+            parameters=[params_file, {"use_sim_time": use_sim_time, **(extra or {})}],
             output="screen",
+            **kwargs,
         )
-        for name, extra in (
-            ("map_server", {"yaml_filename": LaunchConfiguration("map")}),
-            ("global_planner", {}),
-            ("diff_drive_controller", {"use_tf": True}),
-        )
+
+    # Every galley node but the MuJoCo simulator, whose topics Isaac Sim's graphs publish.
+    nodes = [
+        node("scene_markers", {"scene": arg("scene")}),
+        node("map_server", {"yaml_filename": arg("map")}),
+        node("global_planner"),
+        node("diff_drive_controller", {"use_tf": True}),
+        node("arm_controller", {"scene": arg("scene")}),
+        node("monitor", {"scene": arg("scene")}),
+        node("task_planner", {"backend": arg("planner"), "scene": arg("scene")}),
+        node("task_executor", {"scene": arg("scene")}),
+        node("recorder", condition=IfCondition(arg("record"))),
+    ]
+    arguments = [
+        DeclareLaunchArgument(name, default_value=default, description=text)
+        for name, default, text in ARGUMENTS
     ]
     return LaunchDescription([*arguments, *nodes])

@@ -1,75 +1,97 @@
-"""galley on the built-in MuJoCo simulator under ROS 2: sim, map_server, global_planner, controller.
+"""galley on the built-in MuJoCo simulator under ROS 2: every node of the stack.
 
     colcon build && source install/setup.bash
-    ros2 launch launch/kitchen_sim.launch.py            # then send goals from rviz2 ("2D Goal Pose")
+    ros2 launch launch/kitchen_sim.launch.py rviz:=true
+    ros2 topic pub --once /task/instruction std_msgs/msg/String "{data: 'Move the bowl to the green zone'}"
 
 The sim node owns time: it runs on the wall clock at ``real_time_factor`` and publishes /clock;
-every other node uses simulated time. Parameters come from config/navigation.yaml and the
-launch arguments; the same files configure the embedded host (``galley demo``).
+every other node uses simulated time. Every node's parameters come from ``params_file``
+(config/galley.yaml, the same file the embedded host reads); the launch arguments override a few.
+The task planner turns an instruction on /task/instruction into a plan on /task/plan, which the
+task executor runs; rviz2's "2D Goal Pose" drives the base directly.
 """
 
 from pathlib import Path
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 REPO = Path(__file__).resolve().parents[1]
 
+ARGUMENTS = (
+    ("use_sim_time", "true", "every node but the simulator runs on /clock (true) or the wall clock"),
+    ("params_file", str(REPO / "config" / "galley.yaml"), "ROS 2 params YAML with every node's parameters"),
+    ("namespace", "", "namespace of every node"),
+    ("scene", "kitchen", "scene name (config/scenes/<name>.yaml)"),
+    ("seed", "0", "episode seed: robot start, object placement, colours"),
+    ("map", str(REPO / "maps" / "kitchen.yaml"), "nav2 map YAML of the scene"),
+    ("cameras", "true", "render the base and wrist cameras"),
+    ("real_time_factor", "1.0", "simulated seconds per wall second"),
+    ("planner", "galley", "task planner backend: galley (offline), openai, llama_cpp, transformers"),
+    ("record", "false", "record every topic to a rosbag2 (mcap) under runs/bags"),
+    ("rviz", "false", "start rviz2 with config/galley.rviz"),
+)
+
 
 def generate_launch_description() -> LaunchDescription:
-    namespace = LaunchConfiguration("namespace")
-    params_file = LaunchConfiguration("params_file")
-    arguments = [
-        DeclareLaunchArgument("namespace", default_value="", description="namespace of every node"),
-        DeclareLaunchArgument(
-            "params_file",
-            default_value=str(REPO / "config" / "navigation.yaml"),
-            description="ROS 2 params YAML for the navigation nodes",
-        ),
-        DeclareLaunchArgument(
-            "scene", default_value="kitchen", description="scene name (config/scenes/<name>.yaml)"
-        ),
-        DeclareLaunchArgument("seed", default_value="0", description="episode seed"),
-        DeclareLaunchArgument(
-            "map", default_value=str(REPO / "maps" / "kitchen.yaml"), description="nav2 map YAML"
-        ),
-        DeclareLaunchArgument("cameras", default_value="true", description="render the robot's cameras"),
-        DeclareLaunchArgument(
-            "real_time_factor", default_value="1.0", description="simulated seconds per wall second"
-        ),
-    ]
+    arg = LaunchConfiguration
+    namespace, params_file, use_sim_time = arg("namespace"), arg("params_file"), arg("use_sim_time")
+
+    def node(executable: str, extra: dict | None = None, **kwargs: object) -> Node:
+        parameters = [params_file, {"use_sim_time": use_sim_time, **(extra or {})}]
+        return Node(
+            package="galley_nodes",
+            executable=executable,
+            name=executable,
+            namespace=namespace,
+            parameters=parameters,
+            output="screen",
+            **kwargs,
+        )
+
     sim = Node(
         package="galley_nodes",
         executable="sim",
         name="sim",
         namespace=namespace,
         parameters=[
+            params_file,
             {
                 "use_sim_time": False,
                 "publish_clock": True,
-                "scene": LaunchConfiguration("scene"),
-                "seed": LaunchConfiguration("seed"),
-                "cameras_enabled": LaunchConfiguration("cameras"),
-                "real_time_factor": LaunchConfiguration("real_time_factor"),
-            }
+                "scene": arg("scene"),
+                "seed": arg("seed"),
+                "cameras_enabled": arg("cameras"),
+                "real_time_factor": arg("real_time_factor"),
+            },
         ],
         output="screen",
     )
-    navigation = [
+    nodes = [
+        sim,
+        node("scene_markers", {"scene": arg("scene")}),
+        node("map_server", {"yaml_filename": arg("map")}),
+        node("global_planner"),
+        node("diff_drive_controller", {"use_tf": True}),
+        node("arm_controller", {"scene": arg("scene")}),
+        node("monitor", {"scene": arg("scene")}),
+        node("task_planner", {"backend": arg("planner"), "scene": arg("scene")}),
+        node("task_executor", {"scene": arg("scene")}),
+        node("recorder", condition=IfCondition(arg("record"))),
         Node(
-            package="galley_nodes",
-            executable=name,
-            name=name,
-            namespace=namespace,
-            parameters=[params_file, {"use_sim_time": True, **extra}],
-            output="screen",
-        )
-        for name, extra in (
-            ("map_server", {"yaml_filename": LaunchConfiguration("map")}),
-            ("global_planner", {}),
-            ("diff_drive_controller", {"use_tf": True}),
-        )
+            package="rviz2",
+            executable="rviz2",
+            name="rviz2",
+            arguments=["-d", str(REPO / "config" / "galley.rviz")],
+            parameters=[{"use_sim_time": use_sim_time}],
+            condition=IfCondition(arg("rviz")),
+        ),
     ]
-    return LaunchDescription([*arguments, sim, *navigation])
+    arguments = [
+        DeclareLaunchArgument(name, default_value=default, description=text)
+        for name, default, text in ARGUMENTS
+    ]
+    return LaunchDescription([*arguments, *nodes])

@@ -22,14 +22,14 @@ def test_the_isaac_launch_file_runs_every_galley_node_but_the_simulator_on_sim_t
         str(REPO / "launch" / "kitchen_isaac.launch.py")
     )
     arguments = {a.name: a for a in description.entities if isinstance(a, DeclareLaunchArgument)}
-    assert set(arguments) == {"namespace", "params_file", "use_sim_time", "map"}
+    assert set(arguments) == {"namespace", "params_file", "use_sim_time", "scene", "map", "planner", "record"}
     assert arguments["use_sim_time"].default_value[0].text == "true"
     nodes = [e for e in description.entities if isinstance(e, LaunchNode)]
-    assert sorted(n.node_executable for n in nodes) == [
-        "diff_drive_controller",
-        "global_planner",
-        "map_server",
-    ]
+    assert "sim" not in {n.node_executable for n in nodes}
     sim = get_launch_description_from_python_launch_file(str(REPO / "launch" / "kitchen_sim.launch.py"))
-    sim_nodes = sorted(e.node_executable for e in sim.entities if isinstance(e, LaunchNode))
+    sim_nodes = sorted(
+        e.node_executable
+        for e in sim.entities
+        if isinstance(e, LaunchNode) and e.node_package == "galley_nodes"
+    )
     assert sorted([*(n.node_executable for n in nodes), "sim"]) == sim_nodes
