@@ -2,5 +2,6 @@
 
 * :mod:`.kinematics`: :func:`load_arm` reads the arm chain from MJCF; forward kinematics, Jacobians;
 * :mod:`.rmpflow`: :class:`RmpFlow`, Riemannian motion policies combined and integrated to joint commands;
-* :mod:`.pick_place`: :class:`PickPlace`, Kitchen-R's ten-phase pick-and-place state machine.
+* :mod:`.pick_place`: :class:`PickPlace`, Kitchen-R's ten-phase pick-and-place state machine;
+* :mod:`.poses`: the raised-cosine blend and top-down gripper orientations.
 """

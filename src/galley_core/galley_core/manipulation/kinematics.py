@@ -216,7 +216,8 @@ def load_arm(  # noqa: PLR0912, PLR0915 - one pass down the chain reads best
 
     names: list[str] = []
     lower, upper, fix_r, fix_p, axes, points = [], [], [], [], [], []
-    acc_r, acc_p = np.eye(3), np.zeros(3)  # fixed transform accumulated since the last joint
+    acc_r: F64 = np.eye(3)  # fixed transform accumulated since the last joint
+    acc_p: F64 = np.zeros(3)
     body_in_link: dict[str, tuple[int, F64, F64]] = {}
     childclass = parser.childclass_of(base)
     for body in chain[1:]:

@@ -7,7 +7,7 @@ goal       phase            tcp target (top-down: gripper x axis down, fingers c
 =========  ===============  ====================================================================
 PICK       ``approach``     ``approach_height_m`` above the object's grasp point, gripper open
 PICK       ``pre_grasp``    ``pre_grasp_height_m`` above it (precise: 5 mm, 0.05 rad)
-PICK       ``descend``      at the grasp point (precise)
+PICK       ``descend``      at the grasp point (precise, or stalled within ``descend_tolerance_m``)
 PICK       ``grasp``        hold; close the gripper for ``grasp_close_s``, then check the grasp
 PICK       ``lift``         ``lift_height_m`` above the grasp point
 PICK       ``retreat``      ``retreat_distance_m`` further towards the arm's base, same height
@@ -50,6 +50,15 @@ from galley_core.config import Config, param
 from galley_core.geometry import Transform, quaternion_slerp
 from galley_core.manipulation._kernels import rotation_error
 from galley_core.manipulation.kinematics import ArmKinematics
+from galley_core.manipulation.poses import (
+    matrix_from_quat,
+    quat_from_matrix,
+    raised_cosine,
+    rotz,
+    top_down_quaternion,
+    upright,
+    wrap,
+)
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpState
 
 __all__ = [
@@ -108,6 +117,15 @@ class PickPlaceConfig(Config):
     position_tolerance_m: float = param(0.005, "tcp position tolerance of precise phases", unit="m", gt=0.0)
     orientation_tolerance_rad: float = param(
         0.05, "tcp orientation tolerance of precise phases", unit="rad", gt=0.0
+    )
+    descend_tolerance_m: float = param(
+        0.01,
+        "a descent also ends this close once the tcp has stalled (fingertips touching the surface)",
+        unit="m",
+        gt=0.0,
+    )
+    stall_speed_mps: float = param(
+        0.005, "tcp speed below which a descent counts as stalled", unit="m/s", gt=0.0
     )
     coarse_position_tolerance_m: float = param(
         0.02, "tcp position tolerance of the free-space phases", unit="m", gt=0.0
@@ -168,30 +186,10 @@ class _Phase:
     anchor: str  # "object" (now), "grasp" (object at grasp time), "target"
     gripper: float
     precise: bool = False
+    descent: bool = False  # touches down: position tolerance descend_tolerance_m
     hold_s: float = 0.0  # gripper phases: hold the pose this long
     tools: bool = True
     check_slip: bool = False
-
-
-def raised_cosine(tau: float) -> float:
-    """Kitchen-R's blend ``alpha(tau) = (1 - cos(pi tau)) / 2`` with ``tau`` clipped to [0, 1]."""
-    return (1.0 - math.cos(math.pi * min(max(tau, 0.0), 1.0))) / 2.0
-
-
-def top_down_quaternion(closing_yaw: float) -> F64:
-    """Orientation (x, y, z, w) of a top-down gripper: x axis down, y (closing) at ``closing_yaw``."""
-    c, s = math.cos(closing_yaw), math.sin(closing_yaw)
-    rot = np.array([[0.0, c, s], [0.0, s, -c], [-1.0, 0.0, 0.0]])  # columns x, y, z = x cross y
-    return _quat(rot)
-
-
-def _upright(pose: Transform) -> tuple[F64, float]:
-    """Position and yaw of a pose, its tilt dropped."""
-    return pose.translation.copy(), pose.yaw()
-
-
-def _wrap(angle: float) -> float:
-    return math.atan2(math.sin(angle), math.cos(angle))
 
 
 class PickPlace:
@@ -211,9 +209,9 @@ class PickPlace:
         self.goal = ""  # "pick" or "place"
         self.object_name = ""
         self.held = ""  # object held after a successful pick
-        self._held_offset = np.zeros(3)  # tcp in the object's upright frame, while held
+        self._held_offset: F64 = np.zeros(3)  # tcp in the object's upright frame, while held
         self._held_yaw = 0.0  # closing yaw relative to the object's yaw, while held
-        self._grasp_offset = np.zeros(3)  # the pick's grasp point in the object frame
+        self._grasp_offset: F64 = np.zeros(3)  # the pick's grasp point in the object frame
         self._phases: list[_Phase] = []
         self._index = 0
         self._rmp_state = RmpState(np.zeros(self.arm.dof), np.zeros(self.arm.dof))
@@ -224,6 +222,8 @@ class PickPlace:
         self._blend_s = 0.0
         self._anchors: dict[str, tuple[F64, float]] = {}
         self._gripper = 1.0
+        self._last_tcp: F64 | None = None
+        self._tcp_speed = 0.0
         # the shoulder: the first joint point off the waist axis, for the reach test
         _, _, _, points = self.arm.link_frames(np.zeros(self.arm.dof))
         self._shoulder = points[1] if self.arm.dof > 1 else points[0]
@@ -262,15 +262,15 @@ class PickPlace:
         """Start picking object ``name`` at ``object_pose`` (arm root frame), the arm at ``joints`` (rad)."""
         c = self.config
         self._begin("pick", name, joints, now_s)
-        position, yaw = _upright(object_pose)
-        grasp_point = position + _rotz(yaw) @ np.asarray(grasp.offset, dtype=float)
+        position, yaw = upright(object_pose)
+        grasp_point = position + rotz(yaw) @ np.asarray(grasp.offset, dtype=float)
         above = grasp_point + np.array([0.0, 0.0, c.approach_height_m])
         if self._unreachable(above, f"{name}'s grasp point"):
             return
         # fingers close along +-y alike: take the closing direction nearer the gripper's heading
         current = self._tcp_closing_yaw()
         closing = grasp.yaw
-        if abs(_wrap(yaw + closing - current)) > math.pi / 2:
+        if abs(wrap(yaw + closing - current)) > math.pi / 2:
             closing += math.pi
         offset = np.asarray(grasp.offset, dtype=float)
         up = np.array([0.0, 0.0, 1.0])
@@ -281,11 +281,11 @@ class PickPlace:
         ]
         norm = float(np.linalg.norm(toward_base))
         back_world = toward_base / norm * c.retreat_distance_m if norm > 1e-6 else np.zeros(3)
-        back = _rotz(-yaw) @ back_world  # in the object's frame at grasp time
+        back = rotz(-yaw) @ back_world  # in the object's frame at grasp time
         self._phases = [
             _Phase("approach", offset + c.approach_height_m * up, closing, "object", 1.0),
             _Phase("pre_grasp", offset + c.pre_grasp_height_m * up, closing, "object", 1.0, precise=True),
-            _Phase("descend", offset, closing, "object", 1.0, precise=True, tools=False),
+            _Phase("descend", offset, closing, "object", 1.0, precise=True, descent=True, tools=False),
             _Phase("grasp", offset, closing, "object", 0.0, hold_s=c.grasp_close_s, tools=False),
             _Phase(
                 "lift", offset + c.lift_height_m * up, closing, "grasp", 0.0, tools=False, check_slip=True
@@ -308,8 +308,8 @@ class PickPlace:
             self.fail(f"cannot place {name!r}: the gripper {holding}; pick {name!r} first")
             return
         self._begin("place", name, joints, now_s)
-        position, yaw = _upright(target)
-        tcp_at = position + _rotz(yaw) @ self._held_offset
+        position, yaw = upright(target)
+        tcp_at = position + rotz(yaw) @ self._held_offset
         if self._unreachable(tcp_at + np.array([0.0, 0.0, c.approach_height_m]), "the place target"):
             return
         up = np.array([0.0, 0.0, 1.0])
@@ -340,6 +340,8 @@ class PickPlace:
         self.state, self.reason = PickPlaceState.ACTIVE, ""
         self._phases, self._index = [], 0
         self._goal_pose = None
+        self._last_tcp = None
+        self._tcp_speed = 0.0
         self._last_s = now_s
         if q.shape != (self.arm.dof,) or not np.all(np.isfinite(q)):
             self.fail(f"the measured arm joint positions {q.tolist()} are not {self.arm.dof} finite numbers")
@@ -369,16 +371,16 @@ class PickPlace:
         self._phase_start_s = now_s
         if self._goal_pose is None:
             p, rot = self.arm.tcp_pose(self._rmp_state.q)
-            self._from = (p, _quat(rot))
+            self._from = (p, quat_from_matrix(rot))
         else:
             self._from = self._goal_pose
         phase = self._phases[index]
         if phase.anchor == "object" and object_pose is not None:  # follow the object if it was nudged
-            self._anchors["object"] = _upright(object_pose)
+            self._anchors["object"] = upright(object_pose)
         position, yaw = self._anchors[phase.anchor]
-        goal = (position + _rotz(yaw) @ phase.position, top_down_quaternion(yaw + phase.closing_yaw))
+        goal = (position + rotz(yaw) @ phase.position, top_down_quaternion(yaw + phase.closing_yaw))
         self._goal_pose = goal
-        angle = float(np.linalg.norm(rotation_error(goal[1], _matrix(self._from[1]))))
+        angle = float(np.linalg.norm(rotation_error(goal[1], matrix_from_quat(self._from[1]))))
         c = self.config
         self._blend_s = max(
             c.min_blend_s,
@@ -431,6 +433,9 @@ class PickPlace:
         command = ArmCommand(self._rmp_state.q.copy(), self._rmp_state.qd.copy(), self._gripper)
 
         tcp_p, tcp_r = self.arm.tcp_pose(q)
+        if self._last_tcp is not None and dt > 0:
+            self._tcp_speed = float(np.linalg.norm(tcp_p - self._last_tcp)) / dt
+        self._last_tcp = tcp_p
         if phase.check_slip and self._slipped(tcp_p, object_pose):
             return command
         if phase.hold_s > 0:
@@ -446,6 +451,13 @@ class PickPlace:
             if phase.precise
             else (c.coarse_position_tolerance_m, c.coarse_orientation_tolerance_rad)
         )
+        if (
+            phase.descent
+            and error_p > tol_p
+            and self._tcp_speed < c.stall_speed_mps
+            and t > self._blend_s + 0.3
+        ):
+            tol_p = c.descend_tolerance_m  # stalled on the surface just short of the target
         if error_p <= tol_p and error_r <= tol_r:
             self._next(now_s, object_pose)
         elif t > self._blend_s + c.settle_limit_s:
@@ -457,8 +469,8 @@ class PickPlace:
         return command
 
     def _slipped(self, tcp: F64, object_pose: Transform) -> bool:
-        position, yaw = _upright(object_pose)
-        held_tcp = position + _rotz(yaw) @ self._held_offset
+        position, yaw = upright(object_pose)
+        held_tcp = position + rotz(yaw) @ self._held_offset
         distance = float(np.linalg.norm(held_tcp - tcp))
         if distance > self.config.slip_distance_m:
             self.held = ""
@@ -480,8 +492,8 @@ class PickPlace:
                     f"({float(np.max(fingers)) * 1000:.1f} mm); nothing is between them"
                 )
                 return
-            position, yaw = _upright(object_pose)
-            expected = position + _rotz(yaw) @ self._grasp_offset
+            position, yaw = upright(object_pose)
+            expected = position + rotz(yaw) @ self._grasp_offset
             distance = float(np.linalg.norm(expected - tcp))
             if distance > c.grasp_check_distance_m:
                 self.fail(
@@ -490,8 +502,8 @@ class PickPlace:
                 )
                 return
             # hold: the tcp in the object's upright frame, and the closing yaw relative to the object
-            self._held_offset = _rotz(-yaw) @ (tcp - position)
-            self._held_yaw = _wrap(math.atan2(tcp_r[1, 1], tcp_r[0, 1]) - yaw)
+            self._held_offset = rotz(-yaw) @ (tcp - position)
+            self._held_yaw = wrap(math.atan2(tcp_r[1, 1], tcp_r[0, 1]) - yaw)
             self.held = self.object_name
             self._anchors["grasp"] = (position, yaw)
         elif phase.name == "release":
@@ -503,7 +515,7 @@ class PickPlace:
             self._enter(self._index + 1, now_s, object_pose)
             return
         if self.goal == "place":
-            position, _ = _upright(object_pose)
+            position, _ = upright(object_pose)
             target = self._anchors["target"][0]
             distance = float(np.linalg.norm(position - target))
             if distance > self.config.place_tolerance_m:
@@ -513,30 +525,3 @@ class PickPlace:
                 )
                 return
         self.state = PickPlaceState.SUCCEEDED
-
-
-def _rotz(yaw: float) -> F64:
-    c, s = math.cos(yaw), math.sin(yaw)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def _quat(rot: F64) -> F64:
-    w = math.sqrt(max(0.0, 1.0 + rot[0, 0] + rot[1, 1] + rot[2, 2])) / 2.0
-    x = math.sqrt(max(0.0, 1.0 + rot[0, 0] - rot[1, 1] - rot[2, 2])) / 2.0
-    y = math.sqrt(max(0.0, 1.0 - rot[0, 0] + rot[1, 1] - rot[2, 2])) / 2.0
-    z = math.sqrt(max(0.0, 1.0 - rot[0, 0] - rot[1, 1] + rot[2, 2])) / 2.0
-    x = math.copysign(x, rot[2, 1] - rot[1, 2])
-    y = math.copysign(y, rot[0, 2] - rot[2, 0])
-    z = math.copysign(z, rot[1, 0] - rot[0, 1])
-    return np.array([x, y, z, w])
-
-
-def _matrix(q: F64) -> F64:
-    x, y, z, w = q
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )

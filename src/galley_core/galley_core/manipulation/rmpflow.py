@@ -24,7 +24,7 @@ cap and the joint limits, so the commands never leave the limits.
 
 Kitchen-R drives ALOHA's 8-DoF arm with NVIDIA's RMPflow (Lula); galley_mm's arm has 6 DoF
 (waist, shoulder, elbow, forearm_roll, wrist_angle, wrist_rotate). The default gains follow the
-shape of NVIDIA's published Franka RMPflow configuration (target 30 / 85 with eps 0.075, metric
+shape of NVIDIA's published Franka RMPflow configuration (target 30 / 85 with eps 0.075, here 30 / 45; metric
 2500 to 10000 with a x20 boost within 2 cm; orientation 210 / 60; c-space target 100 / 50 with
 metric 50; damping 30 with metric 50 and inertia 100; velocity cap 1 rad/s; acceleration norm
 50 rad/s^2), retuned for this arm where noted on each parameter.
@@ -55,7 +55,12 @@ class RmpFlowConfig(Config):
     """Gains of RMPflow's leaf policies (see the module docstring for the formulas)."""
 
     target_p_gain: float = param(30.0, "position attractor gain k_p", unit="m/s^2", gt=0.0)
-    target_d_gain: float = param(85.0, "position attractor damping k_d", unit="1/s", ge=0.0)
+    target_d_gain: float = param(
+        45.0,
+        "position attractor damping k_d (NVIDIA: 85; about critical for k_p / eps here)",
+        unit="1/s",
+        ge=0.0,
+    )
     target_norm_eps: float = param(
         0.075, "soft normalisation length eps: linear spring within about this distance", unit="m", gt=0.0
     )

@@ -11,7 +11,8 @@ changes (goal_id = the object name, phase = the machine's phase).
 The base must be parked: the arm works in base_link, and the obstacles (the scene's walls and
 furniture near the arm, other objects as balls) are taken in base_link when a goal starts.
 A new goal preempts an active one (CANCELED). Bad goals (unknown object, no TF for it, NaN
-targets, no joint states) end FAILED with a reason naming the input.
+targets, no joint states) end FAILED with a reason naming the input. A PLACE target whose
+orientation is all zeros keeps the object's current yaw; otherwise its yaw is the object's final yaw.
 """
 
 from __future__ import annotations
@@ -154,13 +155,16 @@ class ArmControllerNode(Node):
         object_pose, problem = self._object_pose(name)
         if object_pose is None:
             return problem
+        if msg.action == PLACE and self.machine.held != name:
+            holding = f"holds {self.machine.held!r}" if self.machine.held else "holds nothing"
+            return f"cannot place {name!r}: the gripper {holding}; pick {name!r} first"
         self._obstacles = self._scene_obstacles(name)
         if msg.action == PICK:
             spec = self.scene.object(name)
             grasp = GraspSpec(spec.grasp_offset, spec.grasp_yaw)
             self.machine.start_pick(name, grasp, object_pose, q, self.now_s())
             return ""
-        target, problem = self._place_target(msg.target_pose)
+        target, problem = self._place_target(msg.target_pose, object_pose)
         if target is None:
             return problem
         self.machine.start_place(name, target, q, self.now_s())
@@ -191,10 +195,17 @@ class ArmControllerNode(Node):
         except (TransformError, ValueError) as err:
             return None, f"no pose for {name!r}: TF {self.config.base_frame} -> {frame} failed ({err})"
 
-    def _place_target(self, pose_stamped: Any) -> tuple[Transform | None, str]:
+    def _place_target(self, pose_stamped: Any, object_pose: Transform) -> tuple[Transform | None, str]:
+        """The place target in base_link; an all-zero orientation keeps the object's current yaw."""
         frame = pose_stamped.header.frame_id or "map"
+        o = pose_stamped.pose.orientation
+        unset = o.x == o.y == o.z == o.w == 0.0
         try:
-            target = transform_from_pose_msg(pose_stamped.pose)
+            if unset:
+                p = pose_stamped.pose.position
+                target = Transform(np.array([p.x, p.y, p.z]))
+            else:
+                target = transform_from_pose_msg(pose_stamped.pose)
         except ValueError as err:
             return (
                 None,
@@ -204,7 +215,10 @@ class ArmControllerNode(Node):
             root = transform_from_msg(self.lookup_transform(self.config.base_frame, frame))
         except (TransformError, ValueError) as err:
             return None, f"target_pose frame {frame!r}: no TF to {self.config.base_frame} ({err})"
-        return root * target, ""
+        target = root * target
+        if unset:
+            target = Transform(target.translation, object_pose.rotation)
+        return target, ""
 
     def _scene_obstacles(self, held: str) -> Obstacles:
         """Walls and furniture near the arm, and the other objects as balls, in base_link."""

@@ -1,0 +1,74 @@
+"""Pose helpers of the pick-and-place machine: the raised-cosine blend and top-down grasp orientations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from galley_core.geometry import Transform
+
+__all__ = [
+    "matrix_from_quat",
+    "quat_from_matrix",
+    "raised_cosine",
+    "rotz",
+    "top_down_quaternion",
+    "upright",
+    "wrap",
+]
+
+F64 = NDArray[np.float64]
+
+
+def raised_cosine(tau: float) -> float:
+    """Kitchen-R's blend ``alpha(tau) = (1 - cos(pi tau)) / 2`` with ``tau`` clipped to [0, 1]."""
+    return (1.0 - math.cos(math.pi * min(max(tau, 0.0), 1.0))) / 2.0
+
+
+def top_down_quaternion(closing_yaw: float) -> F64:
+    """Orientation (x, y, z, w) of a top-down gripper: x axis down, y (closing) at ``closing_yaw``."""
+    c, s = math.cos(closing_yaw), math.sin(closing_yaw)
+    rot = np.array([[0.0, c, s], [0.0, s, -c], [-1.0, 0.0, 0.0]])  # columns x, y, z = x cross y
+    return quat_from_matrix(rot)
+
+
+def upright(pose: Transform) -> tuple[F64, float]:
+    """Position and yaw of a pose, its tilt dropped."""
+    return pose.translation.copy(), pose.yaw()
+
+
+def wrap(angle: float) -> float:
+    """An angle wrapped to [-pi, pi], radians."""
+    return math.atan2(math.sin(angle), math.cos(angle))
+
+
+def rotz(yaw: float) -> F64:
+    """Rotation matrix of ``yaw`` radians about +z."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def quat_from_matrix(rot: F64) -> F64:
+    """Unit quaternion (x, y, z, w) of a rotation matrix."""
+    w = math.sqrt(max(0.0, 1.0 + rot[0, 0] + rot[1, 1] + rot[2, 2])) / 2.0
+    x = math.sqrt(max(0.0, 1.0 + rot[0, 0] - rot[1, 1] - rot[2, 2])) / 2.0
+    y = math.sqrt(max(0.0, 1.0 - rot[0, 0] + rot[1, 1] - rot[2, 2])) / 2.0
+    z = math.sqrt(max(0.0, 1.0 - rot[0, 0] - rot[1, 1] + rot[2, 2])) / 2.0
+    x = math.copysign(x, rot[2, 1] - rot[1, 2])
+    y = math.copysign(y, rot[0, 2] - rot[2, 0])
+    z = math.copysign(z, rot[1, 0] - rot[0, 1])
+    return np.array([x, y, z, w])
+
+
+def matrix_from_quat(q: F64) -> F64:
+    """Rotation matrix of a unit quaternion (x, y, z, w)."""
+    x, y, z, w = q
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )

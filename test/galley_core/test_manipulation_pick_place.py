@@ -1,0 +1,76 @@
+"""The pick-and-place machine without a simulator: blend, orientations, phases, refusals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from galley_core.geometry import Transform, quaternion_from_yaw
+from galley_core.manipulation._kernels import _quat_from_matrix, rotation_error
+from galley_core.manipulation.kinematics import load_arm
+from galley_core.manipulation.pick_place import (
+    PICK_PHASES,
+    PLACE_PHASES,
+    GraspSpec,
+    PickPlace,
+    PickPlaceState,
+    raised_cosine,
+    top_down_quaternion,
+)
+from galley_core.manipulation.rmpflow import RmpFlow
+
+ROBOT = "src/galley_sim/galley_sim/models/galley_mm/robot.xml"
+POSTURE = np.array([0.0, -0.6, 1.6, 0.0, 0.57, 0.0])
+
+
+def test_the_raised_cosine_blend_is_kitchen_rs():
+    assert [raised_cosine(t) for t in (-1.0, 0.0, 0.5, 1.0, 2.0)] == pytest.approx([0.0, 0.0, 0.5, 1.0, 1.0])
+    slopes = np.diff([raised_cosine(t) for t in np.linspace(0, 1, 101)])
+    assert slopes[0] < 1e-3 and slopes[-1] < 1e-3 and np.all(slopes >= 0)  # eases in and out
+
+
+def test_ten_phases_in_all():
+    assert len(PICK_PHASES) + len(PLACE_PHASES) == 10
+
+
+@pytest.mark.parametrize("yaw", [0.0, 0.7, -2.0, math.pi])
+def test_top_down_orientation_points_x_down_and_closes_along_the_yaw(yaw):
+    q = top_down_quaternion(yaw)
+    rot = Transform(np.zeros(3), q).apply(np.eye(3)).T  # columns: the gripper axes in the world
+    assert rot[:, 0] == pytest.approx([0.0, 0.0, -1.0], abs=1e-12)
+    assert rot[:, 1] == pytest.approx([math.cos(yaw), math.sin(yaw), 0.0], abs=1e-12)
+    assert np.linalg.norm(rotation_error(q, rot)) < 1e-9
+    assert abs(abs(float(np.dot(_quat_from_matrix(rot), q))) - 1.0) < 1e-12
+
+
+def test_the_arm_follows_the_pick_phases_to_the_grasp_in_kinematic_simulation():
+    """Measured joints = commanded joints, an object that never moves: it must reach 'grasp'."""
+    arm = load_arm(ROBOT)
+    machine = PickPlace(RmpFlow(arm, posture=POSTURE))
+    q = POSTURE.copy()
+    cup = Transform(np.array([0.62, 0.05, 0.75]), quaternion_from_yaw(0.3))
+    machine.start_pick("cup", GraspSpec((0.0, 0.0, 0.06)), cup, q, 0.0)
+    seen = []
+    for k in range(1, 1500):
+        command = machine.step(k * 0.01, q, [0.04, 0.04], cup)
+        if command is None or machine.phase == "grasp":
+            break
+        q = command.positions
+        seen.append(machine.phase)
+    assert machine.state == PickPlaceState.ACTIVE and machine.phase == "grasp", machine.reason
+    assert list(dict.fromkeys(seen)) == ["approach", "pre_grasp", "descend"]
+    tcp, _ = arm.tcp_pose(q)
+    assert np.linalg.norm(tcp - [0.62, 0.05, 0.81]) < 0.01
+
+
+def test_refusals_name_the_problem():
+    machine = PickPlace(RmpFlow(load_arm(ROBOT), posture=POSTURE))
+    far = Transform(np.array([1.6, 0.0, 0.75]))
+    machine.start_pick("apple", GraspSpec((0.0, 0.0, 0.037)), far, POSTURE, 0.0)
+    assert machine.state == PickPlaceState.FAILED and machine.reason.startswith("unreachable: apple's grasp")
+    machine.start_place("apple", far, POSTURE, 0.0)
+    assert "holds nothing; pick 'apple' first" in machine.reason
+    machine.start_pick("apple", GraspSpec((0.0, 0.0, 0.037)), far, [np.nan] * 6, 0.0)
+    assert "not 6 finite numbers" in machine.reason
