@@ -123,3 +123,11 @@ def test_rosbag2_write_and_read(tmp_path, storage):
         assert msgtype == type_name
         assert rosbags_messages.serialize(back) == rosbags_messages.serialize(msg)
     assert read[1][3].object_name == "bowl" and read[1][3].target_pose.pose.position.z == 0.9
+
+
+def test_defaults_other_than_zero_are_filled_as_rclpy_does():
+    q = messages.new("geometry_msgs/msg/Quaternion")
+    assert (q.x, q.y, q.z, q.w) == (0.0, 0.0, 0.0, 1.0)
+    pose = messages.new("geometry_msgs/msg/Pose", position={"x": 1.0})
+    assert pose.orientation.w == 1.0
+    assert messages.new("geometry_msgs/msg/Quaternion", w=0.5).w == 0.5

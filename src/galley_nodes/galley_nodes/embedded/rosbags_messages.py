@@ -31,6 +31,10 @@ __all__ = [
     "typestore",
 ]
 
+#: Fields whose .msg definition gives a default other than zero. rosbags' type store does not keep
+#: default values, and rclpy fills them, so the embedded host must too: an identity quaternion.
+_NONZERO_DEFAULTS: dict[str, dict[str, Any]] = {"geometry_msgs/msg/Quaternion": {"w": 1.0}}
+
 #: numpy dtype names of ROS primitive types, as rosbags' CDR deserialiser produces them.
 _NUMPY_DTYPES = {"bool": "bool_", "char": "uint8"}
 _STRING_TYPES = ("string", "wstring")
@@ -99,7 +103,15 @@ class RosbagsMessages:
         cls = self.get_class(type_name)
         _, fielddefs = self.store.fielddefs[type_name]
         # (name, coercer or None for plain values, default maker), in field order.
-        plan = [(name, self._coercer(type_name, name, desc), self._default(desc)) for name, desc in fielddefs]
+        overrides = _NONZERO_DEFAULTS.get(type_name, {})
+        plan = [
+            (
+                name,
+                self._coercer(type_name, name, desc),
+                (lambda v=overrides[name]: v) if name in overrides else self._default(desc),
+            )
+            for name, desc in fielddefs
+        ]
         names = frozenset(name for name, _, _ in plan)
 
         def unknown_field(given: dict[str, Any]) -> None:
