@@ -1,0 +1,21 @@
+"""galley_learning: pip (through pyproject.toml) and colcon (ament_python) both build from this file."""
+
+from setuptools import find_packages, setup
+
+package_name = "galley_learning"
+
+setup(
+    name="galley-learning",
+    version="0.1.0",
+    description="galley's task planner backends and its offline vision-language planner",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=[package_name, package_name + ".*"]),
+    package_data={package_name: ["py.typed", "planners/weights/*.pt", "planners/weights/*.json"]},
+    install_requires=["galley-core", "galley-sim", "numpy>=1.24", "torch>=2.3", "httpx>=0.27"],
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        ("share/" + package_name, ["package.xml"]),
+    ],
+    zip_safe=False,
+)
