@@ -22,6 +22,7 @@ NODES: dict[str, str] = {
     "sim": "galley_sim.sim_node:SimNode",
     "square_driver": "galley_nodes.nodes.square_driver:SquareDriverNode",
     "task_executor": "galley_nodes.nodes.task_executor:TaskExecutorNode",
+    "task_planner": "galley_nodes.nodes.task_planner:TaskPlannerNode",
     "trajectory_logger": "galley_nodes.nodes.trajectory_logger:TrajectoryLoggerNode",
     "unicycle_base": "galley_nodes.nodes.unicycle_base:UnicycleBaseNode",
 }

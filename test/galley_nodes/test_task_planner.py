@@ -1,0 +1,73 @@
+"""task_planner in the embedded host with the real simulator: instruction + latched top-down image
+-> plan on /task/plan; bad input and a missing server give a FAILED status with the reason and no plan."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from galley_core.episode import sample_episode
+from galley_core.scene import load_scene
+from galley_core.tasks.suite import plan_for_instruction
+from galley_nodes import messages
+from galley_nodes.embedded import EmbeddedHost
+from galley_nodes.qos import QoS
+from galley_nodes.registry import load_node_class
+
+FAILED, SUCCEEDED = 3, 2
+
+
+def planner_host(repo, seed: int, **params: Any) -> tuple[EmbeddedHost, dict[str, list[Any]], Any]:
+    host = EmbeddedHost([repo / "config" / "planner.yaml"])
+    host.add_node(load_node_class("sim"), parameters={"seed": seed, "cameras_enabled": False})
+    host.add_node(load_node_class("task_planner"), parameters=params)
+    seen: dict[str, list[Any]] = {"plan": [], "status": []}
+    probe = host.participant("probe")
+    probe.create_subscription("/task/plan", "galley_msgs/msg/TaskPlan", seen["plan"].append, QoS.latched())
+    probe.create_subscription(
+        "/task_planner/status", "galley_msgs/msg/ActionStatus", seen["status"].append, QoS.latched()
+    )
+    say = probe.create_publisher("/task/instruction", "std_msgs/msg/String", QoS(depth=10))
+    return host, seen, lambda text: say.publish(messages.new("std_msgs/msg/String", data=text))
+
+
+def test_the_plan_matches_the_episode_the_simulator_shows(repo):
+    kitchen = load_scene(repo / "config" / "scenes" / "kitchen.yaml")
+    host, seen, say = planner_host(repo, seed=21)
+    episode = sample_episode(kitchen, 21)
+    bowl, fork = episode.placement("bowl").zone, episode.placement("fork").zone
+    instruction = f"Replace the bowl in the {bowl} zone with the fork from the {fork} zone."
+    say(instruction)
+    assert host.run_until(lambda: bool(seen["plan"]), 2.0)
+    _, gold = plan_for_instruction(instruction, kitchen, episode)
+    assert list(seen["plan"][-1].steps) == [str(s) for s in gold]
+    assert seen["plan"][-1].instruction == instruction
+    assert seen["status"][-1].state == SUCCEEDED and seen["status"][-1].phase == "galley"
+
+
+def test_empty_and_unknown_names_fail_with_a_reason_and_publish_no_plan(repo):
+    host, seen, say = planner_host(repo, seed=3)
+    for text, reason in (
+        ("  ", "empty_instruction"),
+        ("Move the spoon to the red zone.", "unknown_name"),
+        ("Put the cup in the orange zone.", "unknown_name"),
+    ):
+        say(text)
+        host.run_for(0.2)
+        assert seen["status"][-1].state == FAILED and seen["status"][-1].reason.startswith(reason)
+    assert seen["plan"] == []
+
+
+def test_a_server_that_is_down_fails_the_instruction_with_no_plan(repo):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    host, seen, say = planner_host(
+        repo, seed=3, backend="openai", base_url=f"http://127.0.0.1:{port}/v1", model="m",
+        http_retries=0, vision=False, examples=0,
+    )  # fmt: skip
+    say("Move the cup to the red zone.")
+    host.run_for(0.2)
+    status = seen["status"][-1]
+    assert status.state == FAILED and status.reason.startswith("unavailable") and f":{port}" in status.reason
+    assert seen["plan"] == []
