@@ -22,14 +22,26 @@ class UsageError(Exception):
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from galley_nodes.cli import demo, doctor, eval, map, nodes, replay, run, suite
+    from galley_nodes.cli import (
+        demo,
+        doctor,
+        eval,
+        eval_planner,
+        map,
+        nodes,
+        plan,
+        replay,
+        run,
+        suite,
+        train_planner,
+    )
 
     parser = argparse.ArgumentParser(
         prog="galley", description="galley: language-guided kitchen mobile manipulation"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (doctor, demo, run, eval, map, nodes, suite, replay):
+    for module in (doctor, demo, run, eval, map, nodes, suite, replay, plan, train_planner, eval_planner):
         module.add_parser(sub)
     return parser
 

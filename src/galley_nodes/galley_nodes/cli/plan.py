@@ -1,0 +1,94 @@
+"""``galley plan "<instruction>" [--seed N | --image PNG] [--planner NAME] [--json]``: print a plan.
+
+One step per line (``--json``: ``{"plan": [...]}``). ``--seed`` renders the top-down image of that
+episode with the simulator; ``--image`` reads one. Options of the backends come from the
+``task_planner`` section of the parameter files (config/planner.yaml), as the node reads them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from galley_nodes.config_files import config_dirs
+
+__all__ = ["add_parser", "planner_from_params"]
+
+
+def planner_from_params(
+    backend: str | None, params_file: Path | None, overrides: dict[str, Any] | None = None
+) -> tuple[Any, Any, Any]:
+    """(planner, scene, config) built from the ``task_planner`` parameters; ``backend``, ``overrides`` win."""
+    from galley_core.scene import load_scene, scene_path
+    from galley_learning.planners import make_planner
+    from galley_nodes.nodes.task_planner import (
+        TaskPlannerConfig,
+        backend_options,
+        load_suite_entries,
+        prompt_config,
+    )
+    from galley_nodes.params_file import config_for_node, load_params_files, parameters_for
+
+    files = [params_file] if params_file else [d / "planner.yaml" for d in config_dirs()[:1]]
+    entries = load_params_files([f for f in files if f.is_file() or f == params_file])
+    declared = TaskPlannerConfig.__dataclass_fields__
+    values = parameters_for(entries, "/task_planner", declared)
+    if backend:
+        values["backend"] = (backend, "--planner")
+    for name, value in (overrides or {}).items():
+        values[name] = (value, f"--{name.replace('_', '-')}")
+    config = config_for_node(TaskPlannerConfig, "task_planner", values)
+    assert isinstance(config, TaskPlannerConfig)
+    scene = load_scene(scene_path(config.scene, [d / "scenes" for d in config_dirs()]))
+    suite = load_suite_entries(config.suite) if config.backend != "galley" and config.examples else []
+    planner = make_planner(
+        config.backend, prompt=prompt_config(config), suite=suite, options=backend_options(config)
+    )
+    return planner, scene, config
+
+
+def _run(args: argparse.Namespace) -> int:
+    from galley_core.tasks.planning import PlanningError
+    from galley_learning.planners.images import read_png, render_top_down
+    from galley_nodes.cli.main import UsageError
+
+    if args.seed is not None and args.image is not None:
+        raise UsageError("give either --seed or --image, not both")
+    try:
+        planner, scene, _ = planner_from_params(args.planner, args.params_file)
+    except (PlanningError, ValueError) as err:
+        raise UsageError(str(err)) from None
+    image = None
+    if args.image is not None:
+        try:
+            image = read_png(args.image)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+    elif args.seed is not None:
+        if args.seed < 0:
+            raise UsageError(f"--seed {args.seed}: seeds are >= 0")
+        image = render_top_down(scene, args.seed)
+    try:
+        plan = planner.plan(args.instruction, image, scene)
+    except PlanningError as err:
+        print(f"galley plan: no plan ({err})", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({"plan": list(plan.steps)}))
+    else:
+        print("\n".join(plan.steps))
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("plan", help="plan an instruction: one step per line (or --json)")
+    p.add_argument("instruction", help='e.g. "Move the bowl to the green zone."')
+    p.add_argument("--seed", type=int, default=None, help="render the top-down image of this episode")
+    p.add_argument("--image", type=Path, default=None, help="top-down image (PNG) to plan on")
+    p.add_argument("--planner", default=None, help="backend: galley (default), openai, llama_cpp")
+    p.add_argument("--params-file", type=Path, default=None, help="parameters (default: config/planner.yaml)")
+    p.add_argument("--json", action="store_true", help='print {"plan": [...]}')
+    p.set_defaults(run=_run)
