@@ -12,7 +12,7 @@ from galley_core.manipulation.pick_place import top_down_quaternion
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig, RmpState
 
 ROBOT = "src/galley_sim/galley_sim/models/galley_mm/robot.xml"
-POSTURE = np.array([0.0, -0.6, 1.6, 0.0, 0.57, 0.0])  # config/manipulation.yaml's posture
+POSTURE = np.array([0.0, -0.6, 1.6, 0.0, 0.57, 0.0])  # config/galley.yaml's arm_controller posture
 
 
 @pytest.fixture(scope="module")

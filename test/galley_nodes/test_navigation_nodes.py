@@ -249,7 +249,7 @@ def test_nan_or_missing_odometry_and_empty_plans(lone_controller):
 
 
 def test_the_navigation_params_file_configures_all_three_nodes(repo, kitchen_yaml):
-    host = EmbeddedHost(params_files=[repo / "config" / "navigation.yaml"])
+    host = EmbeddedHost(params_files=[repo / "config" / "galley.yaml"])
     server = host.add_node(MapServerNode, parameters={"yaml_filename": str(kitchen_yaml)})
     planner = host.add_node(GlobalPlannerNode)
     controller = host.add_node(DiffDriveControllerNode)

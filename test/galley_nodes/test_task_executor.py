@@ -18,7 +18,7 @@ from galley_nodes.registry import load_node_class
 def navigation_host(repo, tmp_path, **executor_params: Any) -> tuple[EmbeddedHost, Any, dict[str, list[Any]]]:
     episode = tmp_path / "episode.json"
     episode.write_text(json.dumps(Episode("kitchen", 0, Pose2D(-1.0, 0.8, 0.0), (), {}).to_dict()))
-    host = EmbeddedHost([repo / "config" / "navigation.yaml"])
+    host = EmbeddedHost([repo / "config" / "galley.yaml"])
     host.add_node(load_node_class("sim"), parameters={"episode_file": str(episode), "cameras_enabled": False})
     host.add_node(
         load_node_class("map_server"), parameters={"yaml_filename": str(repo / "maps" / "kitchen.yaml")}

@@ -24,7 +24,7 @@ def test_the_base_reaches_zones_across_the_kitchen_without_touching_anything(rep
     scene = load_scene(repo / "config" / "scenes" / "kitchen.yaml")
     episode = tmp_path / "episode.json"
     episode.write_text(json.dumps(Episode("kitchen", 0, Pose2D(-1.0, 0.8, 0.3), (), {}).to_dict()))
-    host = EmbeddedHost([repo / "config" / "navigation.yaml"])
+    host = EmbeddedHost([repo / "config" / "galley.yaml"])
     sim = host.add_node(
         load_node_class("sim"), parameters={"episode_file": str(episode), "cameras_enabled": False}
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 __all__ = ["config_dirs", "default_params_files", "find_map"]
 
-_PARAMS_FILES = ("galley", "navigation", "manipulation", "monitor", "recorder", "planner")
+_PARAMS_FILES = ("galley", "planner")
 
 
 def config_dirs() -> list[Path]:

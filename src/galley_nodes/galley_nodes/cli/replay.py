@@ -1,7 +1,7 @@
 """``galley replay BAG [--rate R]``: play a recorded bag into the embedded host with nodes on top.
 
 The bag's messages are published at their recorded times on the host's clock (/clock follows the
-bag's stamps), and the chosen nodes (default: the monitor, with config/monitor.yaml) run on them as
+bag's stamps), and the chosen nodes (default: the monitor, with config/galley.yaml) run on them as
 they would live. The monitor's recorded outputs are left out so that only its new verdicts appear;
 they are printed, with the number of messages played per topic. Under ROS 2, ``ros2 bag play BAG``
 plays galley's bags (rosbag2, mcap or sqlite3, CDR, standard type names).
@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from galley_nodes.config_files import config_dirs
+from galley_nodes.config_files import default_params_files
 
 __all__ = ["add_parser", "replay"]
 
@@ -72,7 +72,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     params = args.params
     if params is None:
-        params = [d / "monitor.yaml" for d in config_dirs()[:1] if (d / "monitor.yaml").exists()]
+        params = default_params_files()
     replay(args.bag, nodes=args.node or ["monitor"], params_files=params, rate=args.rate)
     return 0
 
@@ -88,6 +88,6 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--node", action="append", help="node to run on the bag (repeatable; default: monitor)")
     p.add_argument(
-        "--params", action="append", type=Path, help="ROS 2 params file (default: config/monitor.yaml)"
+        "--params", action="append", type=Path, help="ROS 2 params file (default: config/galley.yaml)"
     )
     p.set_defaults(run=_run)

@@ -10,7 +10,7 @@ the nodes added after it), and in the order they were recorded. /clock itself is
 Example::
 
     player = BagPlayer("runs/bags/episode_1")
-    host = EmbeddedHost(params_files=["config/monitor.yaml"])
+    host = EmbeddedHost(params_files=["config/galley.yaml"])
     player.start(host)                # the host's clock jumps to the bag's first stamp
     host.add_node(MonitorNode)        # timers start from there, as they did live
     player.play(host, skip=skip_monitor_output)
