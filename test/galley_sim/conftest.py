@@ -37,6 +37,8 @@ def solve_ik(
     d.qpos[:] = sim.data.qpos
     dofs = [m.joint(n).dofadr[0] for n in ARM_JOINTS]
     qadr = [m.joint(n).qposadr[0] for n in ARM_JOINTS]
+    # Start from a working posture, not the tucked one (the shoulder sits at its limit there).
+    d.qpos[qadr] = (0.0, -0.6, 1.6, 0.0, 0.57, 0.0)
     site = m.site("tcp").id
     jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
     for _ in range(iterations):

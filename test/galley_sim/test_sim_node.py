@@ -183,7 +183,7 @@ def test_robot_cameras_can_hide_the_zones(kitchen):
         sim.reset(episode)
         counts[hide] = count_colour(sim.render("base_camera"), zone.rgba)
         sim.close()
-    assert counts[False] > 500 and counts[True] == 0
+    assert counts[False] > 200 and counts[True] == 0
 
 
 def test_joint_commands_bring_the_arm_to_targets(kitchen, tmp_path):

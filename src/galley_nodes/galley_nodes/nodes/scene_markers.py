@@ -20,14 +20,14 @@ from galley_nodes.node import Node, Publishes
 from galley_nodes.qos import QoS
 
 CUBE, CYLINDER, TEXT = 1, 3, 9
-#: Robot shapes in their link frames: (frame, type, (x, y, z) centre, (sx, sy, sz) size), metres.
+#: Robot shapes in their link frames, after robot.xml: (frame, type, centre xyz, size xyz), metres.
 ROBOT_SHAPES = (
     ("base_link", CUBE, (0.0, 0.0, 0.2), (0.6, 0.5, 0.3)),
-    ("base_link", CUBE, (0.2, 0.0, 0.6), (0.1, 0.12, 0.5)),
+    ("base_link", CUBE, (0.2, 0.0, 0.675), (0.1, 0.12, 0.65)),
     ("base_link", CUBE, (-0.08, 0.0, 0.9), (0.06, 0.06, 1.1)),
-    ("shoulder_link", CUBE, (0.15, 0.0, 0.0), (0.3, 0.06, 0.06)),
-    ("elbow_link", CUBE, (0.075, 0.0, 0.0), (0.15, 0.054, 0.054)),
-    ("forearm_link", CUBE, (0.075, 0.0, 0.0), (0.15, 0.05, 0.05)),
+    ("shoulder_link", CUBE, (0.165, 0.0, 0.0), (0.33, 0.06, 0.06)),
+    ("elbow_link", CUBE, (0.0825, 0.0, 0.0), (0.165, 0.054, 0.054)),
+    ("forearm_link", CUBE, (0.0825, 0.0, 0.0), (0.165, 0.05, 0.05)),
     ("gripper_link", CUBE, (0.02, 0.0, 0.0), (0.04, 0.11, 0.044)),
     ("left_finger_link", CUBE, (0.045, 0.006, 0.0), (0.08, 0.012, 0.024)),
     ("right_finger_link", CUBE, (0.045, -0.006, 0.0), (0.08, 0.012, 0.024)),
