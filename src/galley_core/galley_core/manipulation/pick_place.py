@@ -124,6 +124,12 @@ class PickPlaceConfig(Config):
         unit="m",
         gt=0.0,
     )
+    place_descend_tolerance_m: float = param(
+        0.05,
+        "a place's descent also ends this close once the tcp has stalled (the held object touches down)",
+        unit="m",
+        gt=0.0,
+    )
     stall_speed_mps: float = param(
         0.005, "tcp speed below which a descent counts as stalled", unit="m/s", gt=0.0
     )
@@ -323,8 +329,18 @@ class PickPlace:
                 0.0,
                 check_slip=True,
             ),
+            # A held object that hangs tilted (a plate by its rim) touches down before the tcp
+            # reaches the release height: a stalled descent counts, as for a pick.
             _Phase(
-                "descend", release, self._held_yaw, "target", 0.0, precise=True, tools=False, check_slip=True
+                "descend",
+                release,
+                self._held_yaw,
+                "target",
+                0.0,
+                precise=True,
+                descent=True,
+                tools=False,
+                check_slip=True,
             ),
             _Phase("release", release, self._held_yaw, "target", 1.0, hold_s=c.release_open_s, tools=False),
             _Phase(
@@ -457,7 +473,10 @@ class PickPlace:
             and self._tcp_speed < c.stall_speed_mps
             and t > self._blend_s + 0.3
         ):
-            tol_p = c.descend_tolerance_m  # stalled on the surface just short of the target
+            # Stalled on the surface just short of the target: the fingertips (pick) or the held
+            # object (place) touch down first.
+            tol_p = c.descend_tolerance_m if self.goal == "pick" else c.place_descend_tolerance_m
+            tol_r = c.coarse_orientation_tolerance_rad
         if error_p <= tol_p and error_r <= tol_r:
             self._next(now_s, object_pose)
         elif t > self._blend_s + c.settle_limit_s:

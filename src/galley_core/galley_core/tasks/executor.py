@@ -163,28 +163,37 @@ def place_succeeded(
 
 
 def place_target(
-    scene: Scene, zone: str, obj: str, others: Mapping[str, tuple[float, float]], grid: int = 7
+    scene: Scene,
+    zone: str,
+    obj: str,
+    others: Mapping[str, tuple[float, float]],
+    robot: tuple[float, float],
+    *,
+    grid: int = 7,
 ) -> tuple[float, float, float]:
-    """Where to put ``obj`` down in ``zone``: (x, y, z of the surface), away from the objects there.
+    """Where to put ``obj`` down in ``zone``: (x, y, z of the surface).
 
     Candidates lie on a ``grid`` x ``grid`` lattice over the zone's patch, kept inside it by the
-    object's footprint; the one farthest from the other objects (nearest the centre on ties) wins.
+    object's footprint. Among those at least ``_PLACE_CLEARANCE_M`` from every other object (or, if
+    none is, the clearest), the one nearest the robot wins: the arm reaches it most easily.
     """
     z = scene.zone(zone)
     radius = scene.object(obj).footprint_radius
     half = [max(0.0, s / 2.0 - radius) for s in z.size]
-    best: tuple[float, float, float, float] | None = None
+    candidates = []
     for i in range(grid):
         for j in range(grid):
-            u = -half[0] + 2 * half[0] * i / (grid - 1)
-            v = -half[1] + 2 * half[1] * j / (grid - 1)
-            x, y = z.center[0] + u, z.center[1] + v
+            x = z.center[0] - half[0] + 2 * half[0] * i / (grid - 1)
+            y = z.center[1] - half[1] + 2 * half[1] * j / (grid - 1)
             clearance = min(
                 (math.hypot(x - ox, y - oy) for n, (ox, oy) in others.items() if n != obj), default=1e9
             )
-            clearance = min(clearance, 0.5)  # beyond this, prefer the centre
-            score = (clearance, -math.hypot(u, v))
-            if best is None or score > best[:2]:
-                best = (score[0], score[1], x, y)
-    assert best is not None
-    return best[2], best[3], z.z
+            candidates.append(
+                (min(clearance, radius + _PLACE_CLEARANCE_M), -math.hypot(x - robot[0], y - robot[1]), x, y)
+            )
+    _, _, x, y = max(candidates)
+    return x, y, z.z
+
+
+#: Gap kept between a placed object's footprint and the other objects' centres, metres.
+_PLACE_CLEARANCE_M = 0.12

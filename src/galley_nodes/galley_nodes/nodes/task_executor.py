@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from galley_core.config import param
-from galley_core.geometry import Pose2D
+from galley_core.geometry import Pose2D, quaternion_from_yaw
 from galley_core.scene import Scene, load_scene, scene_path
 from galley_core.tasks.executor import (
     ExecutorConfig,
@@ -123,12 +123,20 @@ class TaskExecutorNode(Node):
             )
         else:
             zone = self._robot_zone()
-            others = {n: (t.translation[0], t.translation[1]) for n, t in self._object_poses().items()}
-            self._place_goal = place_target(self.scene, zone, step.target, others)
+            poses = self._object_poses()
+            others = {n: (t.translation[0], t.translation[1]) for n, t in poses.items()}
+            base = self._base_pose()
+            self._place_goal = place_target(self.scene, zone, step.target, others, (base.x, base.y))
             x, y, z = self._place_goal
+            # Put it down with the yaw it has in the gripper: no wrist rotation is asked for.
+            held = poses.get(step.target)
+            q = quaternion_from_yaw(held.yaw() if held is not None else 0.0)
             target = {
                 "header": self._header(),
-                "pose": {"position": {"x": x, "y": y, "z": z}, "orientation": {"w": 1.0}},
+                "pose": {
+                    "position": {"x": x, "y": y, "z": z},
+                    "orientation": dict(zip("xyzw", map(float, q), strict=True)),
+                },
             }
             self.publish(
                 "arm/goal",
