@@ -18,7 +18,7 @@ FAILED, SUCCEEDED = 3, 2
 
 
 def planner_host(repo, seed: int, **params: Any) -> tuple[EmbeddedHost, dict[str, list[Any]], Any]:
-    host = EmbeddedHost([repo / "config" / "planner.yaml"])
+    host = EmbeddedHost([repo / "config" / "galley.yaml"])
     host.add_node(load_node_class("sim"), parameters={"seed": seed, "cameras_enabled": False})
     host.add_node(load_node_class("task_planner"), parameters=params)
     seen: dict[str, list[Any]] = {"plan": [], "status": []}

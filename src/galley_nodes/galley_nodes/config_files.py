@@ -12,8 +12,6 @@ from pathlib import Path
 
 __all__ = ["config_dirs", "default_params_files", "find_map"]
 
-_PARAMS_FILES = ("galley", "planner")
-
 
 def config_dirs() -> list[Path]:
     """Existing configuration folders, most specific first."""
@@ -30,11 +28,10 @@ def config_dirs() -> list[Path]:
 
 
 def default_params_files() -> list[Path]:
-    """The parameter files of the whole stack found in the configuration folder, in layering order."""
+    """``config/galley.yaml``, every node's parameters, where it exists."""
     for folder in config_dirs():
-        found = [folder / f"{name}.yaml" for name in _PARAMS_FILES if (folder / f"{name}.yaml").is_file()]
-        if found:
-            return found
+        if (folder / "galley.yaml").is_file():
+            return [folder / "galley.yaml"]
     return []
 
 

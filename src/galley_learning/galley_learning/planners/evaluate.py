@@ -154,7 +154,7 @@ def format_ablation(rows: Sequence[tuple[str, float | None, str]], backend: str,
 
 
 def predict_suite_plans(planner: str, entries: Sequence[SuiteEntry], scene: str) -> list[list[str]]:
-    """Plans of backend ``planner`` (configured by config/planner.yaml) for suite entries of scene ``scene``.
+    """Plans of backend ``planner`` (configured by config/galley.yaml) for suite entries of scene ``scene``.
 
     Each entry is planned on the top-down image of its episode; a failure gives an empty plan.
     This is what ``galley eval --mode planner|joint`` calls.

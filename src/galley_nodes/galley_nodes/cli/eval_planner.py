@@ -79,7 +79,7 @@ def run_planner_eval(
 
 def _run(args: argparse.Namespace) -> int:
     from galley_core.tasks.planning import PlanningError
-    from galley_nodes.cli.main import UsageError
+    from galley_nodes.cli.errors import UsageError
 
     try:
         figures = run_planner_eval(
@@ -104,7 +104,7 @@ def _run(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("eval-planner", help="EM of a planner on the suite, and Kitchen-R's Table II ablation")
     p.add_argument("--planner", default=None, help="backend (default: the parameter file's, galley)")
-    p.add_argument("--params-file", type=Path, default=None, help="parameters (default: config/planner.yaml)")
+    p.add_argument("--params-file", type=Path, default=None, help="parameters (default: config/galley.yaml)")
     p.add_argument(
         "--splits", default="test,unseen", help="suite splits, comma-separated (default: test,unseen)"
     )

@@ -2,7 +2,7 @@
 
 One step per line (``--json``: ``{"plan": [...]}``). ``--seed`` renders the top-down image of that
 episode with the simulator; ``--image`` reads one. Options of the backends come from the
-``task_planner`` section of the parameter files (config/planner.yaml), as the node reads them.
+``task_planner`` section of the parameter file (config/galley.yaml), as the node reads them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from galley_nodes.config_files import config_dirs
+from galley_nodes.config_files import config_dirs, default_params_files
 
 __all__ = ["add_parser", "planner_from_params"]
 
@@ -32,7 +32,7 @@ def planner_from_params(
     )
     from galley_nodes.params_file import config_for_node, load_params_files, parameters_for
 
-    files = [params_file] if params_file else [d / "planner.yaml" for d in config_dirs()[:1]]
+    files = [params_file] if params_file else default_params_files()
     entries = load_params_files([f for f in files if f.is_file() or f == params_file])
     declared = TaskPlannerConfig.__dataclass_fields__
     values = parameters_for(entries, "/task_planner", declared)
@@ -53,7 +53,7 @@ def planner_from_params(
 def _run(args: argparse.Namespace) -> int:
     from galley_core.tasks.planning import PlanningError
     from galley_learning.planners.images import read_png, render_top_down
-    from galley_nodes.cli.main import UsageError
+    from galley_nodes.cli.errors import UsageError
 
     if args.seed is not None and args.image is not None:
         raise UsageError("give either --seed or --image, not both")
@@ -89,6 +89,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=None, help="render the top-down image of this episode")
     p.add_argument("--image", type=Path, default=None, help="top-down image (PNG) to plan on")
     p.add_argument("--planner", default=None, help="backend: galley (default), openai, llama_cpp")
-    p.add_argument("--params-file", type=Path, default=None, help="parameters (default: config/planner.yaml)")
+    p.add_argument("--params-file", type=Path, default=None, help="parameters (default: config/galley.yaml)")
     p.add_argument("--json", action="store_true", help='print {"plan": [...]}')
     p.set_defaults(run=_run)

@@ -20,7 +20,7 @@ def _run(args: argparse.Namespace) -> int:
     from galley_core.scene import load_scene, scene_path
     from galley_learning.planners.galley_model import DEFAULT_WEIGHTS
     from galley_learning.planners.galley_train import TrainConfig, train_planner
-    from galley_nodes.cli.main import UsageError
+    from galley_nodes.cli.errors import UsageError
     from galley_nodes.nodes.task_planner import load_suite_entries
 
     scene = load_scene(scene_path(args.scene, [d / "scenes" for d in config_dirs()]))
