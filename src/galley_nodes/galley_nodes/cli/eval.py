@@ -110,7 +110,13 @@ def evaluate(
         rows.append(row)
         _progress(i + 1, len(entries), wall_start, rows)
     metrics = _metrics(
-        mode, entries, predicted, rows, step_success, step_em, time.perf_counter() - wall_start
+        mode,
+        entries,
+        predicted=predicted,
+        rows=rows,
+        step_success=step_success,
+        step_em=step_em,
+        wall_s=time.perf_counter() - wall_start,
     )
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     with (out_dir / "episodes.csv").open("w", newline="") as f:

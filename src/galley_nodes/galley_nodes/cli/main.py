@@ -11,14 +11,26 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from galley_core.config import ConfigError
+from galley_core.navigation.grid import MapFileError
 from galley_core.scene import SceneError
+from galley_core.tasks.grammar import PlanError
+from galley_core.tasks.suite import SuiteError
+from galley_nodes.cli.errors import UsageError
 from galley_nodes.params_file import ParameterError
 
-__all__ = ["main"]
+__all__ = ["USER_ERRORS", "main"]
 
-
-class UsageError(Exception):
-    """A mistake in what the user asked for; printed without a traceback."""
+#: Errors whose message names the input and the fix: one line on stderr, exit status 2, no traceback.
+USER_ERRORS: tuple[type[Exception], ...] = (
+    UsageError,
+    ParameterError,
+    ConfigError,
+    SceneError,
+    PlanError,
+    SuiteError,
+    MapFileError,
+)
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -58,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return int(args.run(args))
-    except (UsageError, ParameterError, FileNotFoundError, SceneError) as err:
+    except (*USER_ERRORS, FileNotFoundError) as err:
         print(f"galley {args.command}: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -28,7 +28,7 @@ def _run(args: argparse.Namespace) -> int:
         try:
             print(describe_node(name))
         except KeyError as err:
-            from galley_nodes.cli.main import UsageError
+            from galley_nodes.cli.errors import UsageError
 
             raise UsageError(err.args[0]) from None
     return 0

@@ -62,7 +62,7 @@ def replay(
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_nodes.cli.main import UsageError
+    from galley_nodes.cli.errors import UsageError
 
     if args.rate is not None and not args.rate > 0:
         raise UsageError(f"--rate {args.rate} must be > 0 (simulated seconds per wall second)")

@@ -1,10 +1,11 @@
 """``galley run "<instruction>"``: one episode on the built-in simulator, recorded, with a report.
 
 The episode is drawn from ``--seed``. The plan is ``--plan`` (steps separated by ";") or, by
-default, the gold plan of the instruction in that episode (the instruction must follow one of the
-suite's templates; the task-planner issue makes a planner the default). Every node runs in the
-embedded host: the simulator, navigation, the arm controller, the monitor, the task executor and
-the recorder. The run shows progress per step and writes to ``--out``:
+default, what the task planner (``task_planner``, backend from config/galley.yaml: galley's own
+VLM unless changed) makes of the instruction and the episode's top-down image; EM compares it with
+the gold plan when the instruction follows one of the suite's templates. Every node runs in the
+embedded host: the simulator, navigation, the arm controller, the monitor, the planner, the task
+executor and the recorder. The run shows progress per step and writes to ``--out``:
 
 * ``episode.json``: instruction, plan, per-step results (step, success, duration_s, reason),
   success, EM against the gold plan (null when there is none), and motion metrics;
@@ -42,6 +43,7 @@ from galley_nodes.registry import load_node_class
 __all__ = ["add_parser", "run_episode"]
 
 STEP_STARTED, STEP_SUCCEEDED, STEP_FAILED = 0, 1, 2
+FAILED = 3  # galley_msgs/ActionStatus
 _TIME_MARGIN_S = 30.0
 
 
@@ -51,20 +53,18 @@ class EpisodeError(ValueError):
 
 def resolve_plan(
     instruction: str, scene: Scene, seed: int, plan_text: str
-) -> tuple[list[str], list[str] | None]:
-    """(plan to execute, gold plan or None) for an instruction in the episode of ``seed``."""
-    episode = sample_episode(scene, seed)
+) -> tuple[list[str] | None, list[str] | None]:
+    """(the --plan, or None for the planner's; the gold plan, or None) in the episode of ``seed``."""
+    if not instruction.strip() and not plan_text:
+        raise EpisodeError("the instruction is empty; say what to do, e.g. 'Move the bowl to the green zone'")
     gold: list[str] | None = None
-    reason = ""
     try:
-        _, steps = plan_for_instruction(instruction, scene, episode)
+        _, steps = plan_for_instruction(instruction, scene, sample_episode(scene, seed))
         gold = [str(s) for s in steps]
-    except PlanError as err:
-        reason = str(err)
+    except PlanError:
+        pass  # not a suite-style instruction in this episode: no EM, the plan still runs
     if not plan_text:
-        if gold is None:
-            raise EpisodeError(f"no plan: {reason}")
-        return gold, gold
+        return None, gold
     try:
         plan = parse_plan([s for s in (p.strip() for p in plan_text.split(";")) if s])
         validate_plan(plan, scene)
@@ -93,6 +93,7 @@ def build_host(
     host.add_node(
         load_node_class("monitor"), parameters={"scene": scene_name, **_monitor_rates(cameras, files)}
     )
+    host.add_node(load_node_class("task_planner"), parameters={"scene": scene_name})
     host.add_node(load_node_class("task_executor"), parameters={"scene": scene_name})
     return host
 
@@ -137,18 +138,27 @@ def run_episode(
     sim = host.node("sim").sim  # type: ignore[attr-defined]
     log = TopicLog(host, video=video)
     results: list[Any] = []
+    planned: list[Any] = []
+    planner_status: list[Any] = []
     probe = host.participant("galley_run")
     probe.create_subscription("/task/result", "galley_msgs/msg/EpisodeResult", results.append, QoS.latched())
+    probe.create_subscription("/task/plan", "galley_msgs/msg/TaskPlan", planned.append, QoS.latched())
+    probe.create_subscription(
+        "/task_planner/status", "galley_msgs/msg/ActionStatus", planner_status.append, QoS.latched(10)
+    )
     if progress:
         probe.create_subscription(
-            "/episode/events", "galley_msgs/msg/EpisodeEvent", _printer(len(plan)), QoS(depth=100)
+            "/episode/events", "galley_msgs/msg/EpisodeEvent", _printer(planned), QoS(depth=100)
         )
     starts = {n: t.translation.copy() for n, t in sim.object_poses().items()}
     host.run_for(0.5)
     wall = time.perf_counter()
-    probe.create_publisher("/task/plan", "galley_msgs/msg/TaskPlan", QoS.latched()).publish(
-        messages.new("galley_msgs/msg/TaskPlan", instruction=instruction, steps=plan)
-    )
+    if plan is not None:
+        probe.create_publisher("/task/plan", "galley_msgs/msg/TaskPlan", QoS.latched()).publish(
+            messages.new("galley_msgs/msg/TaskPlan", instruction=instruction, steps=plan)
+        )
+    else:
+        plan = _plan_with_planner(host, probe, instruction, planned, planner_status)
     limit = host.node("task_executor").config.step_time_limit_s  # type: ignore[attr-defined]
     host.run_until(lambda: bool(results), len(plan) * limit + _TIME_MARGIN_S)
     wall_s = time.perf_counter() - wall
@@ -173,9 +183,27 @@ def run_episode(
     return summary
 
 
-def _printer(count: int) -> Any:
+def _plan_with_planner(
+    host: EmbeddedHost, probe: Any, instruction: str, planned: list[Any], status: list[Any]
+) -> list[str]:
+    """Send the instruction to the task planner and wait for its plan (the executor gets it too)."""
+    probe.create_publisher("/task/instruction", "std_msgs/msg/String", QoS()).publish(
+        messages.new("std_msgs/msg/String", data=instruction)
+    )
+    host.run_until(lambda: bool(planned) or any(m.state == FAILED for m in status), _TIME_MARGIN_S)
+    if not planned:
+        host.shutdown()
+        reason = status[-1].reason if status else "no answer"
+        raise EpisodeError(f"the task planner made no plan: {reason}")
+    return [str(s) for s in planned[-1].steps]
+
+
+def _printer(planned: list[Any]) -> Any:
     def show(msg: Any) -> None:
+        if msg.kind == STEP_STARTED and msg.step_index == 0 and planned:
+            print(f"  plan: {'; '.join(planned[-1].steps)}", flush=True)
         if msg.kind == STEP_STARTED:
+            count = len(planned[-1].steps) if planned else "?"
             print(f"  [{msg.step_index + 1}/{count}] {msg.step} ...", flush=True)
         elif msg.kind in (STEP_SUCCEEDED, STEP_FAILED):
             verdict = "succeeded" if msg.kind == STEP_SUCCEEDED else f"FAILED: {msg.reason}"
@@ -279,7 +307,7 @@ def _write_video(frames: list[np.ndarray[Any, Any]], path: Path, fps: float = 10
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_nodes.cli.main import UsageError
+    from galley_nodes.cli.errors import UsageError
 
     out = args.out or Path("runs") / time.strftime("run_%Y%m%d_%H%M%S")
     print(f"galley run: {args.instruction!r}, episode seed {args.seed}; report in {out}/")

@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from galley_core.config import Config, param
+from galley_core.config import Config, ConfigError, param
 from galley_nodes.node import Node, Timer
 from galley_nodes.qos import QoS
 
@@ -51,8 +51,19 @@ _LATCHED = (
 )
 
 
-class DiskSpaceError(RuntimeError):
-    """Too little free disk space to start (or go on) recording."""
+class DiskSpaceError(ConfigError):
+    """Too little free disk space to start (or go on) recording.
+
+    A ConfigError on ``min_free_disk_mb`` so the CLI reports it as a user error, with the
+    message written for a person rather than the generic "field = value" form.
+    """
+
+    def __init__(self, message: str, free_mb: float) -> None:
+        super().__init__("min_free_disk_mb", free_mb, message)
+        self.args = (message,)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)
@@ -184,7 +195,7 @@ class RecorderNode(Node):
             "or lower min_free_disk_mb"
         )
         if not stopping:
-            raise DiskSpaceError(f"recorder refuses to start: {text}")
+            raise DiskSpaceError(f"recorder refuses to start: {text}", free_mb)
         self.log.error(f"recording stopped: {text}")
         self.finish("disk nearly full")
 
