@@ -74,3 +74,40 @@ def test_refusals_name_the_problem():
     assert "holds nothing; pick 'apple' first" in machine.reason
     machine.start_pick("apple", GraspSpec((0.0, 0.0, 0.037)), far, [np.nan] * 6, 0.0)
     assert "not 6 finite numbers" in machine.reason
+
+
+def _pick_with_retreat_stalled_after(moved_m: float) -> PickPlace:
+    """A kinematic pick whose arm freezes once the retreat has carried the tcp ``moved_m`` back."""
+    arm = load_arm(ROBOT)
+    machine = PickPlace(RmpFlow(arm, posture=POSTURE))
+    q = POSTURE.copy()
+    cup = Transform(np.array([0.62, 0.05, 0.75]), quaternion_from_yaw(0.3))
+    machine.start_pick("cup", GraspSpec((0.0, 0.0, 0.06)), cup, q, 0.0)
+    held = False
+    retreat_start = None
+    for k in range(1, 3000):
+        if held:  # the cup follows the closed gripper
+            tcp, _ = arm.tcp_pose(q)
+            cup = Transform(tcp - [0.0, 0.0, 0.06], quaternion_from_yaw(0.3))
+        command = machine.step(k * 0.01, q, [0.02, 0.02], cup)
+        if command is None or machine.state != PickPlaceState.ACTIVE:
+            break
+        held = held or machine.phase in {"lift", "retreat"}
+        if machine.phase == "retreat":
+            tcp, _ = arm.tcp_pose(q)
+            retreat_start = tcp if retreat_start is None else retreat_start
+            if np.linalg.norm((tcp - retreat_start)[:2]) >= moved_m:
+                continue  # stalled: the measured joints no longer follow the command
+        q = command.positions
+    return machine
+
+
+def test_a_retreat_stalled_close_to_its_target_still_finishes_the_pick():
+    machine = _pick_with_retreat_stalled_after(0.05)  # 3 cm short of the default 8 cm
+    assert machine.state == PickPlaceState.SUCCEEDED, machine.reason
+
+
+def test_a_retreat_stalled_far_from_its_target_is_unreachable():
+    machine = _pick_with_retreat_stalled_after(0.0)  # 8 cm short: more than retreat_tolerance_m
+    assert machine.state == PickPlaceState.FAILED
+    assert "phase retreat" in machine.reason and "unreachable" in machine.reason

@@ -11,6 +11,7 @@ PICK       ``descend``      at the grasp point (precise, or stalled within ``des
 PICK       ``grasp``        hold; close the gripper for ``grasp_close_s``, then check the grasp
 PICK       ``lift``         ``lift_height_m`` above the grasp point
 PICK       ``retreat``      ``retreat_distance_m`` further towards the arm's base, same height
+                            (or stalled within ``retreat_tolerance_m``: the object is up already)
 PLACE      ``transport``    ``approach_height_m`` above where the tcp must be for the object to
                             stand at the target
 PLACE      ``descend``      ``release_height_m`` above that (the object's bottom just clear)
@@ -130,6 +131,13 @@ class PickPlaceConfig(Config):
         unit="m",
         gt=0.0,
     )
+    retreat_tolerance_m: float = param(
+        0.06,
+        "a pick's retreat also ends this close once the tcp has stalled (a joint at its limit); the "
+        "object is lifted already and transport starts from wherever the retreat stopped",
+        unit="m",
+        gt=0.0,
+    )
     stall_speed_mps: float = param(
         0.005, "tcp speed below which a descent counts as stalled", unit="m/s", gt=0.0
     )
@@ -193,6 +201,7 @@ class _Phase:
     gripper: float
     precise: bool = False
     descent: bool = False  # touches down: position tolerance descend_tolerance_m
+    stall_ends: bool = False  # a stall within retreat_tolerance_m also ends it
     hold_s: float = 0.0  # gripper phases: hold the pose this long
     tools: bool = True
     check_slip: bool = False
@@ -296,7 +305,15 @@ class PickPlace:
             _Phase(
                 "lift", offset + c.lift_height_m * up, closing, "grasp", 0.0, tools=False, check_slip=True
             ),
-            _Phase("retreat", offset + c.lift_height_m * up + back, closing, "grasp", 0.0, check_slip=True),
+            _Phase(
+                "retreat",
+                offset + c.lift_height_m * up + back,
+                closing,
+                "grasp",
+                0.0,
+                check_slip=True,
+                stall_ends=True,
+            ),
         ]
         self._grasp_offset = offset
         self._anchors = {"object": (position, yaw)}
@@ -467,16 +484,14 @@ class PickPlace:
             if phase.precise
             else (c.coarse_position_tolerance_m, c.coarse_orientation_tolerance_rad)
         )
-        if (
-            phase.descent
-            and error_p > tol_p
-            and self._tcp_speed < c.stall_speed_mps
-            and t > self._blend_s + 0.3
-        ):
+        stalled = error_p > tol_p and self._tcp_speed < c.stall_speed_mps and t > self._blend_s + 0.3
+        if stalled and phase.descent:
             # Stalled on the surface just short of the target: the fingertips (pick) or the held
             # object (place) touch down first.
             tol_p = c.descend_tolerance_m if self.goal == "pick" else c.place_descend_tolerance_m
             tol_r = c.coarse_orientation_tolerance_rad
+        elif stalled and phase.stall_ends:
+            tol_p = c.retreat_tolerance_m
         if error_p <= tol_p and error_r <= tol_r:
             self._next(now_s, object_pose)
         elif t > self._blend_s + c.settle_limit_s:
