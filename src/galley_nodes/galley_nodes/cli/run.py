@@ -336,9 +336,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("instruction", help='e.g. "Move the bowl to the green zone"')
     p.add_argument("--seed", type=int, default=0, help="episode seed (default: 0)")
     p.add_argument("--scene", default="kitchen", help="scene name (default: kitchen)")
-    p.add_argument(
-        "--plan", default="", help='steps separated by ";" (default: the gold plan of the instruction)'
-    )
+    p.add_argument("--plan", default="", help='steps separated by ";" (default: ask the task_planner node)')
     p.add_argument("--out", type=Path, default=None, help="output folder (default: runs/run_<time>)")
     p.add_argument("--video", action="store_true", help="render the base camera and write video.mp4")
     p.add_argument(
