@@ -15,6 +15,7 @@ from galley_core.manipulation.pick_place import (
     PLACE_PHASES,
     GraspSpec,
     PickPlace,
+    PickPlaceConfig,
     PickPlaceState,
     raised_cosine,
     top_down_quaternion,
@@ -76,10 +77,15 @@ def test_refusals_name_the_problem():
     assert "not 6 finite numbers" in machine.reason
 
 
-def _pick_with_retreat_stalled_after(moved_m: float) -> PickPlace:
-    """A kinematic pick whose arm freezes once the retreat has carried the tcp ``moved_m`` back."""
+def _pick_with_retreat_stalled_after(
+    moved_m: float, config: PickPlaceConfig | None = None
+) -> tuple[PickPlace, np.ndarray]:
+    """A kinematic pick whose arm freezes once the retreat has carried the tcp ``moved_m`` back.
+
+    Returns the machine and the final tcp position.
+    """
     arm = load_arm(ROBOT)
-    machine = PickPlace(RmpFlow(arm, posture=POSTURE))
+    machine = PickPlace(RmpFlow(arm, posture=POSTURE), config)
     q = POSTURE.copy()
     cup = Transform(np.array([0.62, 0.05, 0.75]), quaternion_from_yaw(0.3))
     machine.start_pick("cup", GraspSpec((0.0, 0.0, 0.06)), cup, q, 0.0)
@@ -99,15 +105,25 @@ def _pick_with_retreat_stalled_after(moved_m: float) -> PickPlace:
             if np.linalg.norm((tcp - retreat_start)[:2]) >= moved_m:
                 continue  # stalled: the measured joints no longer follow the command
         q = command.positions
-    return machine
+    return machine, arm.tcp_pose(q)[0]
 
 
 def test_a_retreat_stalled_close_to_its_target_still_finishes_the_pick():
-    machine = _pick_with_retreat_stalled_after(0.05)  # 3 cm short of the default 8 cm
+    machine, _ = _pick_with_retreat_stalled_after(0.05)  # 3 cm short of the default 8 cm
     assert machine.state == PickPlaceState.SUCCEEDED, machine.reason
 
 
 def test_a_retreat_stalled_far_from_its_target_is_unreachable():
-    machine = _pick_with_retreat_stalled_after(0.0)  # 8 cm short: more than retreat_tolerance_m
+    machine, _ = _pick_with_retreat_stalled_after(0.0)  # 8 cm short: more than retreat_tolerance_m
     assert machine.state == PickPlaceState.FAILED
     assert "phase retreat" in machine.reason and "unreachable" in machine.reason
+
+
+def test_the_retreat_carries_the_object_above_carry_height():
+    """The cup (bottom at 0.75 m, grasped 6 cm up) rides with its bottom >= 1.0 m, clear of 0.9 m counters."""
+    config = PickPlaceConfig(carry_height_m=1.0)
+    machine, tcp = _pick_with_retreat_stalled_after(1.0, config)  # never stalls
+    assert machine.state == PickPlaceState.SUCCEEDED, machine.reason
+    assert tcp[2] - 0.06 >= 1.0 - config.coarse_position_tolerance_m
+    plain, tcp = _pick_with_retreat_stalled_after(1.0)
+    assert tcp[2] - 0.06 == pytest.approx(0.75 + plain.config.lift_height_m, abs=0.02)

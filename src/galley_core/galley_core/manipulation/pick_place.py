@@ -10,7 +10,8 @@ PICK       ``pre_grasp``    ``pre_grasp_height_m`` above it (precise: 5 mm, 0.05
 PICK       ``descend``      at the grasp point (precise, or stalled within ``descend_tolerance_m``)
 PICK       ``grasp``        hold; close the gripper for ``grasp_close_s``, then check the grasp
 PICK       ``lift``         ``lift_height_m`` above the grasp point
-PICK       ``retreat``      ``retreat_distance_m`` further towards the arm's base, same height
+PICK       ``retreat``      ``retreat_distance_m`` further towards the arm's base, raised so the
+                            object's bottom is at least ``carry_height_m`` above the root frame
                             (or stalled within ``retreat_tolerance_m``: the object is up already)
 PLACE      ``transport``    ``approach_height_m`` above where the tcp must be for the object to
                             stand at the target
@@ -101,6 +102,13 @@ class PickPlaceConfig(Config):
     lift_height_m: float = param(0.12, "lift height above the grasp point", unit="m", gt=0.0)
     retreat_distance_m: float = param(
         0.08, "after the lift, distance moved horizontally towards the arm's base", unit="m", ge=0.0
+    )
+    carry_height_m: float = param(
+        0.0,
+        "the retreat raises the held object's bottom at least this high in the arm's root frame, so "
+        "that it clears every surface the base drives past (0: lift_height_m only)",
+        unit="m",
+        ge=0.0,
     )
     release_height_m: float = param(
         0.008, "height of the object's bottom above the place target at release", unit="m", ge=0.0
@@ -297,6 +305,7 @@ class PickPlace:
         norm = float(np.linalg.norm(toward_base))
         back_world = toward_base / norm * c.retreat_distance_m if norm > 1e-6 else np.zeros(3)
         back = rotz(-yaw) @ back_world  # in the object's frame at grasp time
+        carry = max(c.lift_height_m, c.carry_height_m - float(position[2]))  # the bottom's rise
         self._phases = [
             _Phase("approach", offset + c.approach_height_m * up, closing, "object", 1.0),
             _Phase("pre_grasp", offset + c.pre_grasp_height_m * up, closing, "object", 1.0, precise=True),
@@ -307,7 +316,7 @@ class PickPlace:
             ),
             _Phase(
                 "retreat",
-                offset + c.lift_height_m * up + back,
+                offset + carry * up + back,
                 closing,
                 "grasp",
                 0.0,
