@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from galley_core.manipulation import _kernels as K  # noqa: N812
+from galley_core.manipulation.poses import matrix_from_quat
 
 __all__ = [
     "DEFAULT_SPHERES",
@@ -401,14 +402,8 @@ class _Mjcf:
 
 
 def _quat_matrix(q: F64) -> F64:
-    x, y, z, w = q / np.linalg.norm(q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+    """Rotation matrix of a quaternion (x, y, z, w) as MJCF writes it: not necessarily unit length."""
+    return matrix_from_quat(q / np.linalg.norm(q))
 
 
 def _axis_angle(axis: ArrayLike, angle: float) -> F64:

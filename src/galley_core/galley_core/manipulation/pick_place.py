@@ -49,7 +49,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from galley_core.config import Config, param
-from galley_core.geometry import Transform, quaternion_slerp
+from galley_core.geometry import Transform, normalize_angle, quaternion_slerp
 from galley_core.manipulation._kernels import rotation_error
 from galley_core.manipulation.kinematics import ArmKinematics
 from galley_core.manipulation.poses import (
@@ -59,7 +59,6 @@ from galley_core.manipulation.poses import (
     rotz,
     top_down_quaternion,
     upright,
-    wrap,
 )
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpState
 
@@ -293,7 +292,7 @@ class PickPlace:
         # fingers close along +-y alike: take the closing direction nearer the gripper's heading
         current = self._tcp_closing_yaw()
         closing = grasp.yaw
-        if abs(wrap(yaw + closing - current)) > math.pi / 2:
+        if abs(normalize_angle(yaw + closing - current)) > math.pi / 2:
             closing += math.pi
         offset = np.asarray(grasp.offset, dtype=float)
         up = np.array([0.0, 0.0, 1.0])
@@ -546,7 +545,7 @@ class PickPlace:
                 return
             # hold: the tcp in the object's upright frame, and the closing yaw relative to the object
             self._held_offset = rotz(-yaw) @ (tcp - position)
-            self._held_yaw = wrap(math.atan2(tcp_r[1, 1], tcp_r[0, 1]) - yaw)
+            self._held_yaw = normalize_angle(math.atan2(tcp_r[1, 1], tcp_r[0, 1]) - yaw)
             self.held = self.object_name
             self._anchors["grasp"] = (position, yaw)
         elif phase.name == "release":

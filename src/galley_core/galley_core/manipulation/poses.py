@@ -16,7 +16,6 @@ __all__ = [
     "rotz",
     "top_down_quaternion",
     "upright",
-    "wrap",
 ]
 
 F64 = NDArray[np.float64]
@@ -37,11 +36,6 @@ def top_down_quaternion(closing_yaw: float) -> F64:
 def upright(pose: Transform) -> tuple[F64, float]:
     """Position and yaw of a pose, its tilt dropped."""
     return pose.translation.copy(), pose.yaw()
-
-
-def wrap(angle: float) -> float:
-    """An angle wrapped to [-pi, pi], radians."""
-    return math.atan2(math.sin(angle), math.cos(angle))
 
 
 def rotz(yaw: float) -> F64:

@@ -40,9 +40,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from galley_core.config import Config, ConfigError, param
-from galley_core.geometry import Transform
+from galley_core.geometry import Transform, quaternion_from_yaw
 from galley_core.manipulation import _kernels as K  # noqa: N812
 from galley_core.manipulation.kinematics import ArmKinematics
+from galley_core.manipulation.poses import matrix_from_quat
 from galley_core.scene import Box
 
 __all__ = ["Obstacles", "RmpFlow", "RmpFlowConfig", "RmpState"]
@@ -232,9 +233,9 @@ class Obstacles:
         """
         centers, rotations, halves = [], [], []
         for box in boxes:
-            yaw_rot = Transform(np.asarray(box.center, dtype=float), _yaw_quat(box.yaw))
+            yaw_rot = Transform(np.asarray(box.center, dtype=float), quaternion_from_yaw(box.yaw))
             t = root_from_map * yaw_rot
-            rot = _matrix(t.rotation)
+            rot = matrix_from_quat(t.rotation)
             half = np.asarray(box.size, dtype=float) / 2.0
             if near is not None:
                 local = rot.T @ (np.asarray(near, dtype=float) - t.translation)
@@ -251,21 +252,6 @@ class Obstacles:
             np.array([np.asarray(c, dtype=float) for c, _ in balls]).reshape(-1, 3),
             np.array([r for _, r in balls], dtype=float),
         )
-
-
-def _yaw_quat(yaw: float) -> F64:
-    return np.array([0.0, 0.0, np.sin(yaw / 2.0), np.cos(yaw / 2.0)])
-
-
-def _matrix(q: F64) -> F64:
-    x, y, z, w = q
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
 
 
 @dataclass

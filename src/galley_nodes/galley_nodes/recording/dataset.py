@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from rosbags.rosbag2 import Reader
 
+from galley_core.geometry import yaw_from_quaternion
 from galley_nodes.embedded.rosbags_messages import deserialize
 
 __all__ = ["DEFAULT_CAMERAS", "DatasetStreams", "iter_episodes", "iter_samples", "load_episode"]
@@ -70,7 +71,7 @@ def _image(msg: Any) -> np.ndarray[Any, Any]:
 
 
 def _yaw(q: Any) -> float:
-    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+    return yaw_from_quaternion((q.x, q.y, q.z, q.w))
 
 
 class _Hold:
