@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import array
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 
-from galley_nodes import messages
+from galley_nodes import messages, msg_constants
 from galley_nodes.embedded import rosbags_messages
 from galley_nodes.messages import MessageError
 
@@ -131,3 +133,17 @@ def test_defaults_other_than_zero_are_filled_as_rclpy_does():
     pose = messages.new("geometry_msgs/msg/Pose", position={"x": 1.0})
     assert pose.orientation.w == 1.0
     assert messages.new("geometry_msgs/msg/Quaternion", w=0.5).w == 0.5
+
+
+@pytest.mark.parametrize(
+    ("msg_file", "prefix", "names"),
+    [
+        ("EpisodeEvent.msg", "", ("STEP_STARTED", "STEP_SUCCEEDED", "STEP_FAILED", "ABORT", "EPISODE_DONE")),
+        ("ActionStatus.msg", "ACTION_", ("IDLE", "ACTIVE", "SUCCEEDED", "FAILED", "CANCELED")),
+    ],
+)
+def test_msg_constants_are_the_msg_files_constants(msg_file, prefix, names):
+    text = (Path("src/galley_msgs/msg") / msg_file).read_text()
+    declared = {m[1]: int(m[2]) for m in re.finditer(r"^uint8 (\w+)=(\d+)", text, re.MULTILINE)}
+    assert set(declared) == set(names)
+    assert {name: getattr(msg_constants, prefix + name) for name in names} == declared

@@ -26,12 +26,12 @@ from galley_nodes.cli.report import TopicLog, top_down_axes
 from galley_nodes.config_files import default_params_files, find_map
 from galley_nodes.conversions import pose_msg
 from galley_nodes.embedded import EmbeddedHost
+from galley_nodes.msg_constants import ACTION_FAILED, ACTION_SUCCEEDED
 from galley_nodes.qos import QoS
 from galley_nodes.registry import load_node_class
 
 __all__ = ["add_parser", "run_tour"]
 
-SUCCEEDED, FAILED = 2, 3
 GOAL_TIMEOUT_S = 120.0
 
 
@@ -81,13 +81,15 @@ def run_tour(
                 pose=pose_msg(Pose2D(x, y, yaw)),
             )
         )
-        done = host.run_until(lambda: any(m.state in (SUCCEEDED, FAILED) for m in status), GOAL_TIMEOUT_S)
+        done = host.run_until(
+            lambda: any(m.state in (ACTION_SUCCEEDED, ACTION_FAILED) for m in status), GOAL_TIMEOUT_S
+        )
         truth = sim_node.sim.base_pose()
         outcome = "timeout"
         reason = f"no result within {GOAL_TIMEOUT_S:.0f} s"
         if done:
             last = status[-1]
-            outcome, reason = ("succeeded", "") if last.state == SUCCEEDED else ("failed", last.reason)
+            outcome, reason = ("succeeded", "") if last.state == ACTION_SUCCEEDED else ("failed", last.reason)
         result = {
             "zone": name,
             "goal": [x, y, yaw],

@@ -36,14 +36,13 @@ from galley_nodes import messages
 from galley_nodes.cli.report import TopicLog, top_down_axes
 from galley_nodes.config_files import config_dirs, default_params_files, find_map
 from galley_nodes.embedded import EmbeddedHost
+from galley_nodes.msg_constants import ACTION_FAILED, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
 from galley_nodes.params_file import load_params_files, parameters_for
 from galley_nodes.qos import QoS
 from galley_nodes.registry import load_node_class
 
 __all__ = ["add_parser", "run_episode"]
 
-STEP_STARTED, STEP_SUCCEEDED, STEP_FAILED = 0, 1, 2
-FAILED = 3  # galley_msgs/ActionStatus
 _TIME_MARGIN_S = 30.0
 
 
@@ -190,7 +189,7 @@ def _plan_with_planner(
     probe.create_publisher("/task/instruction", "std_msgs/msg/String", QoS()).publish(
         messages.new("std_msgs/msg/String", data=instruction)
     )
-    host.run_until(lambda: bool(planned) or any(m.state == FAILED for m in status), _TIME_MARGIN_S)
+    host.run_until(lambda: bool(planned) or any(m.state == ACTION_FAILED for m in status), _TIME_MARGIN_S)
     if not planned:
         host.shutdown()
         reason = status[-1].reason if status else "no answer"

@@ -28,10 +28,9 @@ from galley_nodes.conversions import (
     pose2d_from_pose_msg,
     transform_from_msg,
 )
+from galley_nodes.msg_constants import ACTION_ACTIVE, ACTION_FAILED, ACTION_SUCCEEDED
 from galley_nodes.node import Node, Publishes, Subscribes
 from galley_nodes.qos import QoS
-
-ACTIVE, SUCCEEDED, FAILED = 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -86,30 +85,32 @@ class GlobalPlannerNode(Node):
         frame = msg.header.frame_id or c.map_frame
         p = msg.pose.position
         goal_id = f"goal ({p.x:.2f}, {p.y:.2f}) in {frame}"
-        self._status(ACTIVE, goal_id)
+        self._status(ACTION_ACTIVE, goal_id)
         try:
             goal = self._goal_in_map(msg, frame)
             start = transform_from_msg(self.lookup_transform(c.map_frame, c.robot_frame)).to_pose2d()
         except _GoalError as err:
-            self._status(FAILED, goal_id, str(err))
+            self._status(ACTION_FAILED, goal_id, str(err))
             return
         except TransformError as err:
             self._status(
-                FAILED,
+                ACTION_FAILED,
                 goal_id,
                 f"no robot pose: {err}; publish {c.map_frame} -> {c.robot_frame} on TF "
                 "(e.g. a static identity map -> odom plus the base's odom -> base_link)",
             )
             return
         if self.planner is None:
-            self._status(FAILED, goal_id, "no map received on /map yet; start map_server with yaml_filename")
+            self._status(
+                ACTION_FAILED, goal_id, "no map received on /map yet; start map_server with yaml_filename"
+            )
             return
         result = self.planner.plan(start, goal)
         if not result.ok:
-            self._status(FAILED, goal_id, result.reason)
+            self._status(ACTION_FAILED, goal_id, result.reason)
             return
         self.publish("plan", path_msg(result.waypoints, c.map_frame, self.now_ns(), goal.theta))
-        self._status(SUCCEEDED, goal_id)
+        self._status(ACTION_SUCCEEDED, goal_id)
         self.log.info(
             f"{goal_id}: {result.length_m:.2f} m, {len(result.waypoints)} waypoints, "
             f"{result.planning_time_s * 1e3:.1f} ms"

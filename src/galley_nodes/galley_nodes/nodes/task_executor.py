@@ -32,11 +32,20 @@ from galley_core.tf_tree import TransformError
 from galley_nodes import messages
 from galley_nodes.config_files import config_dirs
 from galley_nodes.conversions import pose_msg, transform_from_msg
+from galley_nodes.msg_constants import (
+    ABORT,
+    ACTION_ACTIVE,
+    ACTION_FAILED,
+    ACTION_IDLE,
+    ACTION_SUCCEEDED,
+    EPISODE_DONE,
+    STEP_FAILED,
+    STEP_STARTED,
+    STEP_SUCCEEDED,
+)
 from galley_nodes.node import Node, Publishes, Subscribes, Timer
 from galley_nodes.qos import QoS
 
-IDLE, ACTIVE, SUCCEEDED, FAILED = 0, 1, 2, 3
-STEP_STARTED, STEP_SUCCEEDED, STEP_FAILED, ABORT, EPISODE_DONE = 0, 1, 2, 3, 4
 PICK, PLACE = 0, 1
 
 
@@ -79,7 +88,7 @@ class TaskExecutorNode(Node):
         self._step_start_ns = 0
         self._active_seen = False
         self._place_goal: tuple[float, float, float] | None = None
-        self._status(IDLE, "", "waiting for a plan on /task/plan")
+        self._status(ACTION_IDLE, "", "waiting for a plan on /task/plan")
 
     # -- plan ----------------------------------------------------------------------------------
 
@@ -91,7 +100,7 @@ class TaskExecutorNode(Node):
             if not plan:
                 raise PlanError("the plan has no steps")
         except PlanError as err:
-            self._status(FAILED, msg.instruction, f"plan rejected, nothing executed: {err}")
+            self._status(ACTION_FAILED, msg.instruction, f"plan rejected, nothing executed: {err}")
             return
         self.instruction = msg.instruction
         self.runner = PlanRunner(plan, self.config)
@@ -107,7 +116,7 @@ class TaskExecutorNode(Node):
         self._step_start_ns = self.now_ns()
         self._active_seen = False
         self._event(STEP_STARTED, step)
-        self._status(ACTIVE, self.instruction, "", phase=str(step))
+        self._status(ACTION_ACTIVE, self.instruction, "", phase=str(step))
         if step.action == "move":
             goal = move_goal(self.scene, step.target)
             self.publish(
@@ -158,10 +167,10 @@ class TaskExecutorNode(Node):
             return False
         if messages.time_ns_from_msg(msg.header.stamp) < self._step_start_ns:
             return False
-        if msg.state == ACTIVE:
+        if msg.state == ACTION_ACTIVE:
             self._active_seen = True
             return False
-        return msg.state == FAILED or (msg.state == SUCCEEDED and self._active_seen)
+        return msg.state == ACTION_FAILED or (msg.state == ACTION_SUCCEEDED and self._active_seen)
 
     def on_navigation_status(self, msg: Any) -> None:
         if self._accept(msg, "move"):
@@ -172,7 +181,7 @@ class TaskExecutorNode(Node):
         if (
             step is not None
             and step.action == "move"
-            and msg.state == FAILED
+            and msg.state == ACTION_FAILED
             and messages.time_ns_from_msg(msg.header.stamp) >= self._step_start_ns
         ):
             self._end_step(False, f"no path: {msg.reason}")
@@ -198,7 +207,7 @@ class TaskExecutorNode(Node):
     def _judge(self, msg: Any) -> None:
         step = self._running()
         assert step is not None
-        if msg.state == FAILED:
+        if msg.state == ACTION_FAILED:
             self._end_step(False, msg.reason or "the executing node reported a failure")
             return
         try:
@@ -271,7 +280,7 @@ class TaskExecutorNode(Node):
             ),
         )
         self._status(
-            SUCCEEDED if runner.success else FAILED,
+            ACTION_SUCCEEDED if runner.success else ACTION_FAILED,
             self.instruction,
             "" if runner.success else "a step failed",
         )

@@ -23,10 +23,9 @@ from galley_core.scene import Scene, load_scene, scene_path
 from galley_core.tasks.planning import Planner, PlanningError, PromptConfig
 from galley_core.tasks.suite import SuiteEntry, SuiteError, load_suite
 from galley_nodes.config_files import config_dirs
+from galley_nodes.msg_constants import ACTION_ACTIVE, ACTION_FAILED, ACTION_IDLE, ACTION_SUCCEEDED
 from galley_nodes.node import Node, Publishes, Subscribes
 from galley_nodes.qos import QoS
-
-IDLE, ACTIVE, SUCCEEDED, FAILED = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -130,13 +129,13 @@ class TaskPlannerNode(Node):
         except (PlanningError, SuiteError, FileNotFoundError, ValueError) as err:
             self._error = f"backend {config.backend!r} could not start: {err}"
             self.log.error(self._error)
-        self._status(IDLE, "", self._error or "waiting for an instruction on /task/instruction")
+        self._status(ACTION_IDLE, "", self._error or "waiting for an instruction on /task/instruction")
 
     def on_image(self, msg: Any) -> None:
         try:
             self.image = image_from_msg(msg)
         except ValueError as err:
-            self._status(FAILED, "", str(err))
+            self._status(ACTION_FAILED, "", str(err))
             return
         if self.pending is not None:
             instruction, self.pending = self.pending, None
@@ -146,20 +145,22 @@ class TaskPlannerNode(Node):
         planner = self.planner
         if planner is not None and planner.accepts_image and self.image is None and msg.data.strip():
             self.pending = msg.data
-            self._status(ACTIVE, msg.data, "waiting for the top-down image on /camera/top_down/image_raw")
+            self._status(
+                ACTION_ACTIVE, msg.data, "waiting for the top-down image on /camera/top_down/image_raw"
+            )
             return
         self._plan(msg.data)
 
     def _plan(self, instruction: str) -> None:
         if self.planner is None:
-            self._status(FAILED, instruction, self._error)
+            self._status(ACTION_FAILED, instruction, self._error)
             return
-        self._status(ACTIVE, instruction, "")
+        self._status(ACTION_ACTIVE, instruction, "")
         try:
             plan = self.planner.plan(instruction, self.image, self.scene)
         except PlanningError as err:
             self.log.warning(f"no plan for {instruction!r}: {err}")
-            self._status(FAILED, instruction, str(err))
+            self._status(ACTION_FAILED, instruction, str(err))
             return
         self.log.info(f"plan for {instruction!r}: {'; '.join(plan.steps)}")
         self.publish(
@@ -171,7 +172,7 @@ class TaskPlannerNode(Node):
                 steps=list(plan.steps),
             ),
         )
-        self._status(SUCCEEDED, instruction, "")
+        self._status(ACTION_SUCCEEDED, instruction, "")
 
     def _status(self, state: int, instruction: str, reason: str) -> None:
         self.publish(

@@ -11,9 +11,10 @@ import json
 from importlib import metadata as importlib_metadata
 from typing import Any
 
+from galley_nodes.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
+
 __all__ = ["EpisodeInfo", "software_version"]
 
-STEP_STARTED, STEP_SUCCEEDED, STEP_FAILED, ABORT, EPISODE_DONE = range(5)
 _KINDS = {STEP_SUCCEEDED: "succeeded", STEP_FAILED: "failed"}
 
 
