@@ -14,6 +14,8 @@ __all__ = [
     "ACTION_FAILED",
     "ACTION_IDLE",
     "ACTION_SUCCEEDED",
+    "ARM_PICK",
+    "ARM_PLACE",
     "EPISODE_DONE",
     "STEP_FAILED",
     "STEP_STARTED",
@@ -22,6 +24,9 @@ __all__ = [
 
 # galley_msgs/msg/EpisodeEvent: kind
 STEP_STARTED, STEP_SUCCEEDED, STEP_FAILED, ABORT, EPISODE_DONE = range(5)
+
+# galley_msgs/msg/ArmGoal: action
+ARM_PICK, ARM_PLACE = range(2)
 
 # galley_msgs/msg/ActionStatus: state
 ACTION_IDLE, ACTION_ACTIVE, ACTION_SUCCEEDED, ACTION_FAILED, ACTION_CANCELED = range(5)

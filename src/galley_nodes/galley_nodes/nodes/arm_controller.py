@@ -39,11 +39,11 @@ from galley_nodes.conversions import (
     transform_from_msg,
     transform_from_pose_msg,
 )
+from galley_nodes.msg_constants import ARM_PICK, ARM_PLACE
 from galley_nodes.node import Node, Publishes, Subscribes, Timer
 from galley_nodes.qos import QoS
 
 FINGERS = ("left_finger", "right_finger")
-PICK, PLACE = 0, 1
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class ArmControllerNode(Node):
         self._report()
         problem = self._start(msg, name)
         if problem:
-            machine.goal = "place" if msg.action == PLACE else "pick"
+            machine.goal = "place" if msg.action == ARM_PLACE else "pick"
             machine.object_name = name
             machine.fail(problem)
         else:
@@ -144,7 +144,7 @@ class ArmControllerNode(Node):
 
     def _start(self, msg: Any, name: str) -> str:
         """Start the goal on the machine, or say why it cannot start."""
-        if msg.action not in (PICK, PLACE):
+        if msg.action not in (ARM_PICK, ARM_PLACE):
             return f"action {msg.action} is neither PICK (0) nor PLACE (1)"
         if name not in self.scene.object_names:
             known = ", ".join(self.scene.object_names)
@@ -155,11 +155,11 @@ class ArmControllerNode(Node):
         object_pose, problem = self._object_pose(name)
         if object_pose is None:
             return problem
-        if msg.action == PLACE and self.machine.held != name:
+        if msg.action == ARM_PLACE and self.machine.held != name:
             holding = f"holds {self.machine.held!r}" if self.machine.held else "holds nothing"
             return f"cannot place {name!r}: the gripper {holding}; pick {name!r} first"
         self._obstacles = self._scene_obstacles(name)
-        if msg.action == PICK:
+        if msg.action == ARM_PICK:
             spec = self.scene.object(name)
             grasp = GraspSpec(spec.grasp_offset, spec.grasp_yaw)
             self.machine.start_pick(name, grasp, object_pose, q, self.now_s())

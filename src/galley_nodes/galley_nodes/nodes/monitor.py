@@ -34,13 +34,19 @@ from galley_core.scene import load_scene, scene_path
 from galley_core.tf_tree import TransformError
 from galley_nodes.config_files import config_dirs
 from galley_nodes.conversions import diagnostic_array_msg, pose2d_from_pose_msg, transform_from_msg
-from galley_nodes.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
+from galley_nodes.msg_constants import (
+    ABORT,
+    ARM_PLACE,
+    EPISODE_DONE,
+    STEP_FAILED,
+    STEP_STARTED,
+    STEP_SUCCEEDED,
+)
 from galley_nodes.node import Node, Publishes, Subscribes, Timer
 from galley_nodes.qos import QoS
 
 __all__ = ["MonitorNode", "MonitorNodeConfig"]
 
-ARM_PLACE = 1  # galley_msgs/msg/ArmGoal.PLACE
 _EVENTS_QOS = QoS(depth=100)
 
 

@@ -38,6 +38,8 @@ from galley_nodes.msg_constants import (
     ACTION_FAILED,
     ACTION_IDLE,
     ACTION_SUCCEEDED,
+    ARM_PICK,
+    ARM_PLACE,
     EPISODE_DONE,
     STEP_FAILED,
     STEP_STARTED,
@@ -45,8 +47,6 @@ from galley_nodes.msg_constants import (
 )
 from galley_nodes.node import Node, Publishes, Subscribes, Timer
 from galley_nodes.qos import QoS
-
-PICK, PLACE = 0, 1
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ class TaskExecutorNode(Node):
             self.publish(
                 "arm/goal",
                 self.msg(
-                    "galley_msgs/msg/ArmGoal", header=self._header(), action=PICK, object_name=step.target
+                    "galley_msgs/msg/ArmGoal", header=self._header(), action=ARM_PICK, object_name=step.target
                 ),
             )
         else:
@@ -152,7 +152,7 @@ class TaskExecutorNode(Node):
                 self.msg(
                     "galley_msgs/msg/ArmGoal",
                     header=self._header(),
-                    action=PLACE,
+                    action=ARM_PLACE,
                     object_name=step.target,
                     target_pose=target,
                 ),
