@@ -16,6 +16,7 @@ from galley_nodes import messages
 
 __all__ = [
     "diagnostic_array_msg",
+    "image_from_msg",
     "occupancy_grid_from_msg",
     "occupancy_grid_msg",
     "path_from_msg",
@@ -219,3 +220,13 @@ def joint_state_msg(names: Any, positions: Any, velocities: Any, stamp_ns: int, 
         velocity=np.asarray(velocities, dtype=float),
         effort=np.zeros(0),
     )
+
+
+def image_from_msg(msg: Any) -> np.ndarray[Any, Any]:
+    """A sensor_msgs/Image as an RGB (H, W, 3) uint8 array, or (H, W) float32 metres for 32FC1."""
+    h, w = int(msg.height), int(msg.width)
+    data = np.asarray(msg.data, dtype=np.uint8)
+    if msg.encoding == "32FC1":
+        return data.view(np.float32).reshape(h, w).copy()
+    rgb = data.reshape(h, w, -1)[:, :, :3]
+    return (rgb[:, :, ::-1] if msg.encoding.startswith("bgr") else rgb).copy()

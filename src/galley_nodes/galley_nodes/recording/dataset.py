@@ -18,6 +18,9 @@ key                   shape, dtype         content
 ``odom``              (5,) float64         /odom x, y (m), yaw (rad), forward speed (m/s), yaw rate (rad/s)
 ``cmd_vel``           (2,) float64         /cmd_vel linear.x (m/s), angular.z (rad/s)
 ``arm_command``       (J,) float64         /arm/joint_command positions by joint name; NaN where none
+``gripper_command``   (), float64          /arm/joint_command's ``gripper`` opening (0..1); NaN where none
+``step``              (), str              the plan step running (/episode/events); "" between steps
+``step_index``        (), int64            its index in the plan; -1 when none runs
 ``valid/<key>``       (), bool             whether the stream had a message at or before the tick
 ====================  ===================  ==================================================
 
@@ -38,7 +41,9 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 
 from galley_core.geometry import yaw_from_quaternion
+from galley_nodes.conversions import image_from_msg
 from galley_nodes.embedded.rosbags_messages import deserialize
+from galley_nodes.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
 
 __all__ = ["DEFAULT_CAMERAS", "DatasetStreams", "iter_episodes", "iter_samples", "load_episode"]
 
@@ -59,15 +64,7 @@ class DatasetStreams:
     odom: str = "/odom"
     cmd_vel: str = "/cmd_vel"
     arm_command: str = "/arm/joint_command"
-
-
-def _image(msg: Any) -> np.ndarray[Any, Any]:
-    h, w = int(msg.height), int(msg.width)
-    data = np.asarray(msg.data, dtype=np.uint8)
-    if msg.encoding == "32FC1":
-        return data.view(np.float32).reshape(h, w).copy()
-    rgb = data.reshape(h, w, -1)[:, :, :3]
-    return (rgb[:, :, ::-1] if msg.encoding.startswith("bgr") else rgb).copy()
+    episode_events: str = "/episode/events"
 
 
 def _yaw(q: Any) -> float:
@@ -84,7 +81,7 @@ class _Hold:
         self._by_topic: dict[str, list[str]] = {}
         for name, topic in streams.cameras.items():
             self._by_topic.setdefault(topic, []).append(name)
-        for name in ("joint_states", "odom", "cmd_vel", "arm_command"):
+        for name in ("joint_states", "odom", "cmd_vel", "arm_command", "episode_events"):
             self._by_topic.setdefault(getattr(streams, name), []).append(name)
 
     @property
@@ -94,7 +91,7 @@ class _Hold:
     def update(self, topic: str, msg: Any) -> None:
         for name in self._by_topic.get(topic, ()):
             if name in self.streams.cameras:
-                self.values[name] = _image(msg)
+                self.values[name] = image_from_msg(msg)
             elif name == "joint_states":
                 if not self.joint_names:
                     self.joint_names = [str(n) for n in msg.name]
@@ -117,6 +114,12 @@ class _Hold:
                     zip((str(n) for n in msg.name), np.asarray(msg.position, dtype=float), strict=False)
                 )
                 self.values["_arm"] = command
+            elif name == "episode_events":
+                kind = int(msg.kind)
+                if kind == STEP_STARTED:
+                    self.values["_step"] = (str(msg.step), int(msg.step_index))
+                elif kind in (STEP_SUCCEEDED, STEP_FAILED, EPISODE_DONE, ABORT):
+                    self.values["_step"] = ("", -1)
 
     def sample(self, t_s: float, shapes: dict[str, tuple[tuple[int, ...], Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {"t_s": t_s}
@@ -140,6 +143,8 @@ class _Hold:
         arm = self.values.get("_arm")
         out["valid/arm_command"] = arm is not None
         out["arm_command"] = np.array([(arm or {}).get(n, math.nan) for n in self.joint_names], dtype=float)
+        out["gripper_command"] = float((arm or {}).get("gripper", math.nan))
+        out["step"], out["step_index"] = self.values.get("_step", ("", -1))
         return out
 
 
