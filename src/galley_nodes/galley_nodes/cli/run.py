@@ -75,9 +75,20 @@ def resolve_plan(
 
 
 def build_host(
-    scene_name: str, seed: int, *, out_dir: Path | None, cameras: bool, params: list[Path]
+    scene_name: str,
+    seed: int,
+    *,
+    out_dir: Path | None,
+    cameras: bool,
+    params: list[Path],
+    policy: Path | None = None,
 ) -> EmbeddedHost:
-    """Every node of the stack in one embedded host; the recorder first, so that it stops last."""
+    """Every node of the stack in one embedded host; the recorder first, so that it stops last.
+
+    With ``policy`` (a training run), the ``diffusion_policy`` node drives base and arm instead of
+    the oracle (global planner, controller, arm controller) and the executor judges steps on ground
+    truth as they go (``completion: criteria``).
+    """
     files = [*default_params_files(), *params]
     host = EmbeddedHost(files)
     if out_dir is not None:
@@ -86,14 +97,20 @@ def build_host(
         load_node_class("sim"), parameters={"scene": scene_name, "seed": seed, "cameras_enabled": cameras}
     )
     host.add_node(load_node_class("map_server"), parameters={"yaml_filename": str(find_map(scene_name))})
-    host.add_node(load_node_class("global_planner"))
-    host.add_node(load_node_class("diff_drive_controller"), parameters={"use_tf": True})
-    host.add_node(load_node_class("arm_controller"), parameters={"scene": scene_name})
+    if policy is None:
+        host.add_node(load_node_class("global_planner"))
+        host.add_node(load_node_class("diff_drive_controller"), parameters={"use_tf": True})
+        host.add_node(load_node_class("arm_controller"), parameters={"scene": scene_name})
+    else:
+        host.add_node(load_node_class("diffusion_policy"), parameters={"run": str(policy)})
     host.add_node(
         load_node_class("monitor"), parameters={"scene": scene_name, **_monitor_rates(cameras, files)}
     )
     host.add_node(load_node_class("task_planner"), parameters={"scene": scene_name})
-    host.add_node(load_node_class("task_executor"), parameters={"scene": scene_name})
+    completion = "status" if policy is None else "criteria"
+    host.add_node(
+        load_node_class("task_executor"), parameters={"scene": scene_name, "completion": completion}
+    )
     return host
 
 
@@ -123,8 +140,15 @@ def run_episode(
     video: bool = False,
     params: list[Path] | None = None,
     progress: bool = True,
+    cameras: bool | None = None,
+    policy: Path | None = None,
 ) -> dict[str, Any]:
-    """Run one episode and (with ``out_dir``) write its report; returns the episode summary."""
+    """Run one episode and (with ``out_dir``) write its report; returns the episode summary.
+
+    The robot's cameras render when ``cameras`` says so (default: with ``video``; always with a
+    learned ``policy``, a training run that then replaces the oracle nodes).
+    """
+    cameras = policy is not None or (video if cameras is None else cameras)
     scene = load_scene(scene_path(scene_name, [d / "scenes" for d in config_dirs()]))
     plan, gold = resolve_plan(instruction, scene, seed, plan_text)
     if out_dir is not None:
@@ -133,7 +157,7 @@ def run_episode(
             raise EpisodeError(
                 f"{out_dir / 'bag'} exists already; choose another --out (nothing is overwritten)"
             )
-    host = build_host(scene.name, seed, out_dir=out_dir, cameras=video, params=params or [])
+    host = build_host(scene.name, seed, out_dir=out_dir, cameras=cameras, params=params or [], policy=policy)
     sim = host.node("sim").sim  # type: ignore[attr-defined]
     log = TopicLog(host, video=video)
     results: list[Any] = []

@@ -55,6 +55,13 @@ class TaskExecutorConfig(ExecutorConfig):
     rate_hz: float = param(10.0, "rate of the time-limit check", unit="Hz", gt=0.0)
     map_frame: str = param("map", "frame of goals and ground truth")
     base_frame: str = param("base_link", "robot base frame")
+    completion: str = param(
+        "status",
+        "how a step ends: 'status' (the executing node's terminal status on /navigation/status or "
+        "/arm/status, then judged) or 'criteria' (as soon as ground truth meets the step's success "
+        "criterion, checked at rate_hz; for learned policies, which report no status)",
+        choices=("status", "criteria"),
+    )
 
 
 class TaskExecutorNode(Node):
@@ -199,8 +206,18 @@ class TaskExecutorNode(Node):
 
     def on_tick(self) -> None:
         runner = self.runner
-        if runner is not None and not runner.done and runner.timed_out(self.now_s()):
-            self._end_step(False, f"exceeded the {self.config.step_time_limit_s:.0f} s step time limit")
+        if runner is None or runner.done:
+            return
+        if self.config.completion == "criteria" and self._running() is not None:
+            ok, _ = self._criterion()
+            if ok:
+                self._end_step(True, "")
+                return
+        if runner.timed_out(self.now_s()):
+            reason = f"exceeded the {self.config.step_time_limit_s:.0f} s step time limit"
+            if self.config.completion == "criteria":
+                reason += f"; {self._criterion()[1]}"
+            self._end_step(False, reason)
 
     # -- judging -------------------------------------------------------------------------------
 
@@ -210,6 +227,12 @@ class TaskExecutorNode(Node):
         if msg.state == ACTION_FAILED:
             self._end_step(False, msg.reason or "the executing node reported a failure")
             return
+        self._end_step(*self._criterion())
+
+    def _criterion(self) -> tuple[bool, str]:
+        """Whether the running step's success criterion holds on ground truth now, and why not."""
+        step = self._running()
+        assert step is not None
         try:
             if step.action == "move":
                 ok, reason = move_succeeded(
@@ -224,7 +247,7 @@ class TaskExecutorNode(Node):
                 ok, reason = place_succeeded(position, self._place_goal, step.target, self.config)
         except (TransformError, KeyError) as err:
             ok, reason = False, f"no ground truth to judge the step: {err}"
-        self._end_step(ok, reason)
+        return ok, reason
 
     def _end_step(self, success: bool, reason: str) -> None:
         runner = self.runner
