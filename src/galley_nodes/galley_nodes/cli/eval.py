@@ -11,6 +11,11 @@
 Writes ``metrics.json`` (keys ``episodes``, ``em``, ``sr``, ``sr_episode``, ``m``, ``p`` — null where
 the mode does not define one — and the motion metrics), ``episodes.csv`` (one row per episode) and
 ``metrics.png``. P (2) needs a learned policy's action errors and is null for the oracle.
+
+``--policy RUN`` (policy and joint modes) executes with a trained diffusion policy
+(``galley train``) in place of the oracle, and reports ``mse``: the MSE between its sampled action
+chunks and the expert's on the run's held-out episodes (eq. 2's second term); in joint mode
+``p`` = 1/EM + MSE (eq. 2).
 """
 
 from __future__ import annotations
@@ -66,12 +71,23 @@ def evaluate(
     suite: Path | None = None,
     split: str = "test",
     planner: str = "gold",
+    policy: Path | None = None,
+    params: list[Path] | None = None,
 ) -> dict[str, Any]:
-    """Run an evaluation, write its report into ``out_dir`` and return the metrics."""
+    """Run an evaluation, write its report into ``out_dir`` and return the metrics.
+
+    ``params``: extra ROS 2 params files layered on config/galley.yaml for every episode.
+    """
     from galley_nodes.cli.run import run_episode
 
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: use one of {', '.join(MODES)}")
+    if policy is not None and mode == "planner":
+        raise ValueError("--policy executes steps; use it with --mode policy or joint")
+    if policy is not None and not (policy / "policy.pt").exists():
+        raise FileNotFoundError(
+            f"{policy / 'policy.pt'} missing: train a policy with `galley train --out {policy}`"
+        )
     scene_name, entries = _entries(suite, split, episodes)
     out_dir.mkdir(parents=True, exist_ok=True)
     predicted = predict_plans(planner, entries, scene_name) if mode in ("planner", "joint") else None
@@ -92,6 +108,8 @@ def evaluate(
                 seed=entry.seed,
                 plan_text="; ".join(entry.plan),
                 progress=False,
+                policy=policy,
+                params=params,
             )
             outcomes = [s["success"] for s in summary["steps"]]
             outcomes += [False] * (len(entry.plan) - len(outcomes))  # steps never reached fail
@@ -118,6 +136,13 @@ def evaluate(
         step_em=step_em,
         wall_s=time.perf_counter() - wall_start,
     )
+    if policy is not None:
+        from galley_learning.policy.train import heldout_mse
+
+        metrics["policy"] = str(policy)
+        metrics["mse"] = heldout_mse(policy)
+        if metrics["em"]:
+            metrics["p"] = 1.0 / metrics["em"] + metrics["mse"]
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     with (out_dir / "episodes.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=sorted({k for r in rows for k in r}))
@@ -225,14 +250,21 @@ def _run(args: argparse.Namespace) -> int:
         f"galley eval --mode {args.mode}: {args.episodes or 'all'} episodes of split {args.split!r}; "
         f"report in {args.out}/"
     )
-    metrics = evaluate(
-        args.mode,
-        episodes=args.episodes,
-        out_dir=args.out,
-        suite=args.suite,
-        split=args.split,
-        planner=args.planner,
-    )
+    from galley_nodes.cli.errors import UsageError
+
+    try:
+        metrics = evaluate(
+            args.mode,
+            episodes=args.episodes,
+            out_dir=args.out,
+            suite=args.suite,
+            split=args.split,
+            planner=args.planner,
+            policy=args.policy,
+            params=list(args.params),
+        )
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     print(json.dumps({k: v for k, v in metrics.items() if not isinstance(v, dict)}))
     return 0
 
@@ -246,5 +278,19 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--split", default="test", choices=("train", "test", "unseen", "all"), help="suite split")
     p.add_argument("--planner", default="gold", help="planner for EM: gold (sanity), galley, openai, ...")
+    p.add_argument(
+        "--policy",
+        type=Path,
+        default=None,
+        help="training run of a diffusion policy to execute instead of the oracle",
+    )
     p.add_argument("--out", type=Path, default=Path("runs/eval"), help="output folder (default: runs/eval)")
+    p.add_argument(
+        "--params",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="extra ROS 2 params YAML (layered)",
+    )
     p.set_defaults(run=_run)

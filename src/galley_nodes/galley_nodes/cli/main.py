@@ -35,6 +35,7 @@ USER_ERRORS: tuple[type[Exception], ...] = (
 
 def _build_parser() -> argparse.ArgumentParser:
     from galley_nodes.cli import (
+        collect,
         demo,
         doctor,
         eval,
@@ -45,6 +46,7 @@ def _build_parser() -> argparse.ArgumentParser:
         replay,
         run,
         suite,
+        train,
         train_planner,
     )
 
@@ -53,7 +55,21 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (doctor, demo, run, eval, map, nodes, suite, replay, plan, train_planner, eval_planner):
+    for module in (
+        doctor,
+        demo,
+        run,
+        eval,
+        map,
+        nodes,
+        suite,
+        replay,
+        plan,
+        train_planner,
+        eval_planner,
+        collect,
+        train,
+    ):
         module.add_parser(sub)
     return parser
 

@@ -1,0 +1,246 @@
+"""A training set for the diffusion policy, built from a folder of recorded episodes.
+
+:func:`build_dataset` reads every bag (:func:`~galley_learning.policy.frames.episode_frames`) and
+writes one folder, laid out like Diffusion Policy's replay buffer (frames of all episodes end to
+end, ``episode_ends`` marking the boundaries), as numpy files that training memory-maps:
+
+==========================  ==================  =============================================
+file                        shape, dtype        content
+==========================  ==================  =============================================
+``images_<camera>.npy``     (N, H, W, 3) uint8  RGB per camera (``base``, ``wrist``)
+``state.npy``               (N, 20) float32     robot state (frames.STATE_NAMES)
+``action.npy``              (N, 10) float32     Kitchen-R's action point (frames.ACTION_NAMES)
+``step.npy``                (N,) int16          index into ``meta.json``'s ``steps``; -1 none
+``episode_ends.npy``        (E,) int64          one past each episode's last frame
+``meta.json``                                   settings, step texts, episodes (bag, split),
+                                                normalisation statistics of state and action
+==========================  ==================  =============================================
+
+The statistics (min, max, mean, std per dimension, over the training episodes) are saved with the
+data: the policy normalises with them in training and in the node. A fixed share of the episodes
+(``val_fraction``, chosen by a seeded shuffle) is held out for the MSE of Kitchen-R's eq. (2).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from galley_learning.policy.frames import ACTION_NAMES, CAMERAS, STATE_NAMES, episode_frames
+
+__all__ = ["DatasetConfig", "PolicyData", "build_dataset", "find_bags", "normalizer_stats"]
+
+
+@dataclass(frozen=True)
+class DatasetConfig:
+    """How frames are taken from the bags."""
+
+    rate_hz: float = 10.0
+    image_size: tuple[int, int] = (96, 72)  # width, height
+    cameras: tuple[str, ...] = ("base", "wrist")
+    val_fraction: float = 0.1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.rate_hz > 0:
+            raise ValueError(f"rate_hz = {self.rate_hz} must be > 0")
+        if len(self.image_size) != 2 or min(self.image_size) < 8:
+            raise ValueError(f"image_size = {self.image_size} must be (width, height), each >= 8 pixels")
+        unknown = [c for c in self.cameras if c not in CAMERAS]
+        if unknown or not self.cameras:
+            raise ValueError(f"cameras {list(self.cameras)}: choose from {', '.join(CAMERAS)}")
+        if not 0.0 <= self.val_fraction < 1.0:
+            raise ValueError(f"val_fraction = {self.val_fraction} must be in [0, 1)")
+
+
+def find_bags(folder: str | Path) -> list[Path]:
+    """The bags of a collection, in name order.
+
+    Under ``folder/episodes`` when it exists (successful episodes only; ``failed/`` is never used),
+    else anywhere under ``folder``.
+
+    Raises:
+        FileNotFoundError: no bag (a folder with metadata.yaml) there.
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root} is not a folder; give the folder that `galley collect` wrote")
+    base = root / "episodes" if (root / "episodes").is_dir() else root
+    bags = sorted(p.parent for p in base.rglob("metadata.yaml") if "failed" not in p.relative_to(root).parts)
+    if not bags:
+        raise FileNotFoundError(f"no bags under {base}: record some with `galley collect --out {root}`")
+    return bags
+
+
+def normalizer_stats(values: NDArray[Any]) -> dict[str, list[float]]:
+    """Per-dimension min, max, mean and std of (N, D) values."""
+    v = np.asarray(values, dtype=np.float64)
+    return {
+        "min": v.min(axis=0).tolist(),
+        "max": v.max(axis=0).tolist(),
+        "mean": v.mean(axis=0).tolist(),
+        "std": v.std(axis=0).tolist(),
+    }
+
+
+def build_dataset(
+    collection: str | Path,
+    out: str | Path,
+    config: DatasetConfig | None = None,
+    *,
+    progress: Callable[[int, int, Path], None] | None = None,
+) -> dict[str, Any]:
+    """Read every bag of ``collection`` into a dataset folder ``out``; returns its ``meta.json``.
+
+    Raises:
+        FileNotFoundError: no bags in ``collection``.
+        FileExistsError: ``out`` exists and is not an empty folder.
+        ValueError: a bag lacks a stream the frames need (the message names bag and topic).
+    """
+    config = config or DatasetConfig()
+    bags = find_bags(collection)
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FileExistsError(f"{out} exists and is not empty; choose a new dataset folder")
+    parts = out / ".parts"
+    parts.mkdir(parents=True, exist_ok=True)
+    steps: list[str] = []
+    episodes: list[dict[str, Any]] = []
+    cameras = {c: CAMERAS[c] for c in config.cameras}
+    for i, bag in enumerate(bags):
+        frames = episode_frames(bag, rate_hz=config.rate_hz, image_size=config.image_size, cameras=cameras)
+        index = {s: k for k, s in enumerate(steps)}
+        for s in frames.step.tolist():
+            if s and s not in index:
+                index[s] = len(steps)
+                steps.append(s)
+        step_ids = np.array([index.get(s, -1) for s in frames.step.tolist()], dtype=np.int16)
+        np.savez(
+            parts / f"{i:06d}.npz",
+            state=frames.state.astype(np.float32),
+            action=frames.action.astype(np.float32),
+            step=step_ids,
+            **{f"images_{c}": frames.images[c] for c in cameras},
+        )
+        meta = _episode_meta(bag)
+        episodes.append({"bag": str(bag), "frames": len(frames), **meta})
+        if progress is not None:
+            progress(i + 1, len(bags), bag)
+    order = list(range(len(episodes)))
+    random.Random(config.seed).shuffle(order)
+    n_val = max(1, round(len(order) * config.val_fraction)) if len(order) > 1 and config.val_fraction else 0
+    for k, e in enumerate(order):
+        episodes[e]["split"] = "val" if k < n_val else "train"
+    meta = _merge(parts, out, episodes, cameras)
+    shutil.rmtree(parts)
+    meta |= {
+        "config": asdict(config),
+        "steps": steps,
+        "state_names": list(STATE_NAMES),
+        "action_names": list(ACTION_NAMES),
+        "episodes": episodes,
+    }
+    (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    return meta
+
+
+def _episode_meta(bag: Path) -> dict[str, Any]:
+    sidecar = bag / "episode.json"
+    if not sidecar.exists():
+        return {}
+    data = json.loads(sidecar.read_text())
+    return {k: data[k] for k in ("instruction", "plan", "seed") if k in data}
+
+
+def _merge(parts: Path, out: Path, episodes: list[dict[str, Any]], cameras: dict[str, str]) -> dict[str, Any]:
+    """Concatenate the per-episode parts into memory-mappable .npy files; statistics over train."""
+    files = sorted(parts.glob("*.npz"))
+    lengths = [e["frames"] for e in episodes]
+    total = sum(lengths)
+    with np.load(files[0]) as first:
+        keys = list(first.files)
+        shapes = {k: first[k].shape[1:] for k in keys}
+        dtypes = {k: first[k].dtype for k in keys}
+    arrays = {
+        k: np.lib.format.open_memmap(out / f"{k}.npy", mode="w+", dtype=dtypes[k], shape=(total, *shapes[k]))
+        for k in keys
+    }
+    train: dict[str, list[NDArray[Any]]] = {"state": [], "action": []}
+    start = 0
+    for path, episode in zip(files, episodes, strict=True):
+        with np.load(path) as part:
+            n = len(part["state"])
+            for k in keys:
+                arrays[k][start : start + n] = part[k]
+            if episode["split"] == "train":
+                train["state"].append(part["state"])
+                train["action"].append(part["action"])
+        start += n
+    for a in arrays.values():
+        a.flush()
+    np.save(out / "episode_ends.npy", np.cumsum(lengths, dtype=np.int64))
+    pool = (
+        train
+        if train["state"]
+        else {"state": [np.load(out / "state.npy")], "action": [np.load(out / "action.npy")]}
+    )
+    return {
+        "frames": total,
+        "cameras": list(cameras),
+        "stats": {k: normalizer_stats(np.concatenate(v)) for k, v in pool.items()},
+    }
+
+
+@dataclass
+class PolicyData:
+    """A dataset folder, memory-mapped (see the module docstring)."""
+
+    root: Path
+    meta: dict[str, Any]
+    images: dict[str, NDArray[np.uint8]]
+    state: NDArray[np.float32]
+    action: NDArray[np.float32]
+    step: NDArray[np.int16]
+    episode_ends: NDArray[np.int64]
+    splits: list[str] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, root: str | Path) -> PolicyData:
+        """Open the dataset at ``root``.
+
+        Raises:
+            FileNotFoundError: not a dataset folder (no meta.json): build one with `galley train --data`.
+        """
+        root = Path(root)
+        if not (root / "meta.json").exists():
+            raise FileNotFoundError(f"{root} is not a policy dataset (no meta.json)")
+        meta = json.loads((root / "meta.json").read_text())
+        load = lambda name: np.load(root / f"{name}.npy", mmap_mode="r")  # noqa: E731
+        return cls(
+            root=root,
+            meta=meta,
+            images={c: load(f"images_{c}") for c in meta["cameras"]},
+            state=load("state"),
+            action=load("action"),
+            step=load("step"),
+            episode_ends=np.load(root / "episode_ends.npy"),
+            splits=[e["split"] for e in meta["episodes"]],
+        )
+
+    def episode_ranges(self, split: str | Sequence[str] = ("train", "val")) -> list[tuple[int, int]]:
+        """(start, end) frame ranges of the episodes in ``split``."""
+        wanted = (split,) if isinstance(split, str) else tuple(split)
+        starts = np.concatenate([[0], self.episode_ends[:-1]])
+        return [
+            (int(s), int(e))
+            for s, e, sp in zip(starts, self.episode_ends, self.splits, strict=True)
+            if sp in wanted
+        ]

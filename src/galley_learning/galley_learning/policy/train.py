@@ -1,0 +1,380 @@
+"""Train the diffusion policy on a dataset folder: DDPM, AdamW, EMA, checkpoints, resumable.
+
+A run folder holds ``config.json`` (the training and network settings), ``stats.json`` (the
+dataset's normalisation statistics), ``checkpoint.pt`` (weights, EMA, optimiser, step; written every
+``checkpoint_every`` steps and at the end; training resumes from it), ``policy.pt`` (the EMA weights
+and everything the policy node needs), ``loss.csv`` and ``loss.png`` (training and validation loss)
+and ``report.json`` (the last losses and the MSE of Kitchen-R's eq. (2) on the held-out episodes).
+
+Vision backbones learn at ``backbone_lr_scale`` (10 %) of the learning rate, as Kitchen-R reports.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from galley_learning.policy.dataset import PolicyData
+from galley_learning.policy.model import SIZES, DiffusionPolicy, PolicyConfig, tokenize, with_vocabulary
+from galley_learning.policy.normalize import Normalizer
+
+__all__ = ["Batches", "TrainConfig", "evaluate_mse", "heldout_mse", "train"]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Training settings."""
+
+    size: str = "toy"
+    steps: int = 2000
+    batch_size: int = 64
+    lr: float = 1e-4
+    weight_decay: float = 1e-6
+    backbone_lr_scale: float = 0.1
+    ema_decay: float = 0.999
+    checkpoint_every: int = 500
+    eval_every: int = 250
+    mse_chunks: int = 64
+    device: str = "auto"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.size not in SIZES:
+            raise ValueError(f"size {self.size!r}: choose {', '.join(SIZES)}")
+        for name in ("steps", "batch_size", "checkpoint_every", "eval_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} = {getattr(self, name)} must be >= 1")
+
+
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r}: torch sees no CUDA GPU here; use --device cpu")
+    return torch.device(name)
+
+
+class Batches:
+    """Random training windows of a split.
+
+    A window is ``obs_horizon`` frames of observations ending at a frame and the ``horizon``
+    actions from that frame on (repeating the episode's last action past its end).
+    """
+
+    def __init__(self, data: PolicyData, config: PolicyConfig, normalizer: Normalizer, split: str) -> None:
+        self.data, self.config, self.normalizer = data, config, normalizer
+        ranges = data.episode_ranges(split)
+        frames = [np.arange(s, e) for s, e in ranges]
+        self.index = np.concatenate(frames) if frames else np.zeros(0, dtype=np.int64)
+        self.start = np.concatenate([np.full(e - s, s) for s, e in ranges]) if ranges else self.index
+        self.end = np.concatenate([np.full(e - s, e) for s, e in ranges]) if ranges else self.index
+        steps = data.meta["steps"]
+        self.words = [tokenize(s, config.vocabulary) for s in steps]
+        self.width = max((len(w) for w in self.words), default=1)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def make(
+        self, rows: np.ndarray, device: torch.device
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(images, state, words, actions) tensors for the windows ending at positions ``rows``."""
+        c = self.config
+        frame, start, end = self.index[rows], self.start[rows], self.end[rows]
+        obs = np.maximum(frame[:, None] + np.arange(1 - c.obs_horizon, 1)[None], start[:, None])
+        act = np.minimum(frame[:, None] + np.arange(c.horizon)[None], end[:, None] - 1)
+        images = {
+            cam: torch.from_numpy(np.ascontiguousarray(self.data.images[cam][obs.ravel()]))
+            .to(device)
+            .reshape(len(rows), c.obs_horizon, *self.data.images[cam].shape[1:])
+            .permute(0, 1, 4, 2, 3)
+            .float()
+            .div_(255.0)
+            for cam in c.cameras
+        }
+        state = torch.from_numpy(self.normalizer.state(self.data.state[obs.ravel()])).to(device)
+        actions = torch.from_numpy(self.normalizer.action(self.data.action[act.ravel()])).to(device)
+        words = np.zeros((len(rows), self.width), dtype=np.int64)
+        for i, s in enumerate(self.data.step[frame]):
+            ids = self.words[s] if s >= 0 else []
+            words[i, : len(ids)] = ids
+        return (
+            images,
+            state.reshape(len(rows), c.obs_horizon, -1).float(),
+            torch.from_numpy(words).to(device),
+            actions.reshape(len(rows), c.horizon, -1).float(),
+        )
+
+
+def _vocabulary(data: PolicyData) -> list[str]:
+    """Words of the dataset's steps and of every valid step of its scene (so unseen steps encode)."""
+    words = [w for s in data.meta["steps"] for w in s.split()]
+    try:
+        from galley_core.scene import load_scene, scene_path
+        from galley_core.tasks.grammar import valid_steps
+        from galley_nodes.config_files import config_dirs
+
+        scene = load_scene(scene_path("kitchen", [d / "scenes" for d in config_dirs()]))
+        words += [w for s in valid_steps(scene) for w in s.split()]
+    except (FileNotFoundError, ValueError):
+        pass
+    return words
+
+
+def _setup(
+    run: Path, data: PolicyData, data_dir: Path, config: TrainConfig | None
+) -> tuple[TrainConfig, PolicyConfig]:
+    """The run's settings and network.
+
+    When resuming, those saved in ``run`` (``config`` may raise the steps); else ``config`` and a
+    network sized for the data, saved now.
+    """
+    if (run / "checkpoint.pt").exists():
+        saved = json.loads((run / "config.json").read_text())
+        train_config = TrainConfig(**{**saved["train"], **({"steps": config.steps} if config else {})})
+        return train_config, PolicyConfig.from_dict(saved["policy"])
+    config = config or TrainConfig()
+    net = with_vocabulary(
+        replace(
+            SIZES[config.size],
+            cameras=tuple(data.meta["cameras"]),
+            image_size=tuple(data.meta["config"]["image_size"]),
+            state_dim=data.state.shape[1],
+            action_dim=data.action.shape[1],
+        ),
+        _vocabulary(data),
+    )
+    run.mkdir(parents=True, exist_ok=True)
+    meta = {"train": asdict(config), "policy": net.to_dict(), "data": str(data_dir.resolve())}
+    (run / "config.json").write_text(json.dumps(meta, indent=1) + "\n")
+    (run / "stats.json").write_text(json.dumps(data.meta["stats"], indent=1) + "\n")
+    return config, net
+
+
+def train(
+    data_dir: str | Path,
+    run_dir: str | Path,
+    config: TrainConfig | None = None,
+    *,
+    progress: Callable[[int, int, float, float], None] | None = None,
+) -> dict[str, Any]:
+    """Train (or resume) a run; returns the report (also written to ``run_dir/report.json``).
+
+    ``progress(step, steps, loss, seconds)`` is called every few steps.
+    """
+    run = Path(run_dir)
+    data = PolicyData.open(data_dir)
+    checkpoint_path = run / "checkpoint.pt"
+    config, net = _setup(run, data, Path(data_dir), config)
+    device = pick_device(config.device)
+    torch.manual_seed(config.seed)
+    normalizer = Normalizer(data.meta["stats"])
+    model = DiffusionPolicy(net).to(device)
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": model.head_parameters(), "lr": config.lr},
+            {"params": model.backbone_parameters(), "lr": config.lr * config.backbone_lr_scale},
+        ],
+        weight_decay=config.weight_decay,
+    )
+    from diffusers.training_utils import EMAModel
+
+    ema = EMAModel(model.parameters(), decay=config.ema_decay, use_ema_warmup=True, power=0.75)
+    step, history = _resume(checkpoint_path, model, optimizer, ema, device)
+    rng = np.random.default_rng(config.seed + step)
+    train_batches = Batches(data, net, normalizer, "train")
+    val_batches = Batches(data, net, normalizer, "val")
+    if not len(train_batches):
+        raise ValueError(f"dataset {data_dir} has no training frames; collect more episodes")
+    start = time.perf_counter()
+    model.train()
+    while step < config.steps:
+        rows = rng.integers(0, len(train_batches), config.batch_size)
+        images, state, words, actions = train_batches.make(rows, device)
+        loss = model.loss(model.encode(images, state, words), actions)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        ema.step(model.parameters())
+        step += 1
+        entry: dict[str, float] = {"step": step, "loss": float(loss.detach())}
+        if step % config.eval_every == 0 or step == config.steps:
+            entry["val_loss"] = _val_loss(model, ema, val_batches, config, device)
+        history.append(entry)
+        if progress is not None and (step % 10 == 0 or step == config.steps):
+            progress(step, config.steps, entry["loss"], time.perf_counter() - start)
+        if step % config.checkpoint_every == 0 or step == config.steps:
+            _save(
+                run,
+                model=model,
+                optimizer=optimizer,
+                ema=ema,
+                step=step,
+                history=history,
+                net=net,
+                normalizer=normalizer,
+            )
+    report = {
+        "steps": step,
+        "loss": float(np.mean([h["loss"] for h in history[-50:]])),
+        "val_loss": next(
+            (h["val_loss"] for h in reversed(history) if not math.isnan(h.get("val_loss", math.nan))), None
+        ),
+        "train_seconds": round(time.perf_counter() - start, 1),
+        "device": str(device),
+        "parameters": sum(p.numel() for p in model.parameters()),
+    }
+    ema.store(model.parameters())
+    ema.copy_to(model.parameters())
+    report["mse_val"] = evaluate_mse(model, val_batches, config, device) if len(val_batches) else None
+    ema.restore(model.parameters())
+    (run / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    _plot(history, run / "loss.png")
+    return report
+
+
+def _resume(
+    path: Path, model: DiffusionPolicy, optimizer: torch.optim.Optimizer, ema: Any, device: torch.device
+) -> tuple[int, list[dict[str, float]]]:
+    """Load the checkpoint at ``path`` when there is one; (step, loss history) to go on from."""
+    if not path.exists():
+        return 0, []
+    saved = torch.load(path, map_location=device, weights_only=False)
+    model.load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    ema.load_state_dict(saved["ema"])
+    ema.to(device)
+    return int(saved["step"]), list(saved["history"])
+
+
+def _val_loss(
+    model: DiffusionPolicy, ema: Any, batches: Batches, config: TrainConfig, device: torch.device
+) -> float:
+    if not len(batches):
+        return math.nan
+    ema.store(model.parameters())
+    ema.copy_to(model.parameters())
+    model.eval()
+    rng = np.random.default_rng(0)
+    with torch.no_grad():
+        torch.manual_seed(0)
+        rows = rng.integers(0, len(batches), config.batch_size)
+        images, state, words, actions = batches.make(rows, device)
+        loss = float(model.loss(model.encode(images, state, words), actions))
+    model.train()
+    ema.restore(model.parameters())
+    return loss
+
+
+def evaluate_mse(
+    model: DiffusionPolicy, batches: Batches, config: TrainConfig, device: torch.device
+) -> float:
+    """Kitchen-R's offline metric, eq. 2's MSE term.
+
+    The mean squared error between sampled and expert action chunks, in normalised units,
+    averaged over ``mse_chunks`` windows of ``batches``.
+    """
+    model.eval()
+    rows = np.linspace(0, len(batches) - 1, min(config.mse_chunks, len(batches))).astype(int)
+    generator = torch.Generator(device=device).manual_seed(0)
+    errors = []
+    for chunk in np.array_split(rows, max(1, len(rows) // 32)):
+        images, state, words, actions = batches.make(chunk, device)
+        sampled = model.sample(model.encode(images, state, words), generator=generator)
+        errors.append(((sampled - actions) ** 2).mean(dim=(1, 2)).cpu().numpy())
+    model.train()
+    return float(np.concatenate(errors).mean())
+
+
+def heldout_mse(run: str | Path, device: str = "cpu") -> float | None:
+    """The MSE of the run's policy (EMA weights) on its dataset's held-out episodes.
+
+    Computed now; the training report's figure when the dataset is gone; None without held-out
+    episodes.
+    """
+    from galley_learning.policy.runtime import PolicyRunner
+
+    run = Path(run)
+    config = json.loads((run / "config.json").read_text())
+    data_dir = Path(config["data"])
+    if not (data_dir / "meta.json").exists():
+        report = run / "report.json"
+        return json.loads(report.read_text()).get("mse_val") if report.exists() else None
+    runner = PolicyRunner(run, device=device, threads=0)
+    batches = Batches(PolicyData.open(data_dir), runner.config, runner.normalizer, "val")
+    if not len(batches):
+        return None
+    return evaluate_mse(runner.model, batches, TrainConfig(**config["train"]), runner.device)
+
+
+def _save(
+    run: Path,
+    *,
+    model: DiffusionPolicy,
+    optimizer: torch.optim.Optimizer,
+    ema: Any,
+    step: int,
+    history: list[dict[str, float]],
+    net: PolicyConfig,
+    normalizer: Normalizer,
+) -> None:
+    tmp = run / "checkpoint.pt.tmp"
+    torch.save(
+        {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "ema": ema.state_dict(),
+            "step": step,
+            "history": history,
+        },
+        tmp,
+    )
+    tmp.replace(run / "checkpoint.pt")
+    ema.store(model.parameters())
+    ema.copy_to(model.parameters())
+    torch.save(
+        {"policy": net.to_dict(), "stats": normalizer.stats, "weights": model.state_dict(), "step": step},
+        run / "policy.pt.tmp",
+    )
+    (run / "policy.pt.tmp").replace(run / "policy.pt")
+    ema.restore(model.parameters())
+    with (run / "loss.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["step", "loss", "val_loss"])
+        writer.writeheader()
+        writer.writerows(history)
+
+
+def _plot(history: list[dict[str, float]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    steps = np.array([h["step"] for h in history])
+    loss = np.array([h["loss"] for h in history])
+    ax.plot(steps, loss, lw=0.6, alpha=0.4, color="C0")
+    k = max(1, len(loss) // 50)
+    if len(loss) >= k:
+        smooth = np.convolve(loss, np.ones(k) / k, mode="valid")
+        ax.plot(steps[k - 1 :], smooth, color="C0", label="training loss")
+    val = [(h["step"], h["val_loss"]) for h in history if "val_loss" in h and not math.isnan(h["val_loss"])]
+    if val:
+        ax.plot(*zip(*val, strict=True), "o-", color="C1", label="validation loss (EMA)")
+    ax.set_yscale("log")
+    ax.set_xlabel("step")
+    ax.set_ylabel("noise MSE")
+    ax.set_title("diffusion policy training")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -1,0 +1,200 @@
+"""``diffusion_policy``: a trained diffusion policy driving base and arm in place of the oracle nodes.
+
+Replaces the global planner, the diff-drive controller and the arm controller (Kitchen-R's
+"policy" evaluation mode). Subscribes the base and wrist cameras, /joint_states, /odom and
+/episode/events (the plan step now running: the decomposed task text). At ``rate_hz`` (the rate
+the policy was trained at) it keeps the last ``obs_horizon`` observations; when its queue of actions
+is empty it samples an action chunk (``horizon`` actions) and queues the first ``action_steps``.
+Each action is Kitchen-R's action point: (v, ω) go to /cmd_vel; the end-effector pose
+(base_link) and gripper opening become /arm/joint_command through the arm's kinematics: RMPflow
+(position and orientation leaves, no obstacles) follows the target at ``arm_rate_hz``.
+
+Between steps (no step running) it commands zero velocity and holds the arm. The task executor
+judges the steps on ground truth (its ``completion: criteria``); this node reports no status.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from galley_core.config import Config, ConfigError, param
+from galley_core.manipulation.rmpflow import RmpFlow, RmpState
+from galley_nodes.conversions import image_from_msg, joint_positions_from_msg, joint_state_msg
+from galley_nodes.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
+from galley_nodes.node import Node, Publishes, Subscribes, Timer
+from galley_nodes.qos import QoS
+
+FINGERS = ("left_finger", "right_finger")
+
+
+@dataclass(frozen=True)
+class DiffusionPolicyConfig(Config):
+    run: str = param("", "training run folder (galley train --out RUN) holding policy.pt")
+    device: str = param("cpu", "torch device: cpu, cuda, cuda:N, auto")
+    cpu_threads: int = param(1, "torch threads on a CPU; 0: torch's default", ge=0)
+    rate_hz: float = param(10.0, "observation and action rate; the dataset's frame rate", unit="Hz", gt=0.0)
+    arm_rate_hz: float = param(100.0, "joint command rate", unit="Hz", gt=0.0)
+    action_steps: int = param(0, "actions executed per sampled chunk; 0: the run's setting", ge=0)
+    seed: int = param(0, "seed of the diffusion sampler", ge=0)
+    posture: tuple[float, ...] = param(
+        (0.0, -0.6, 1.6, 0.0, 0.57, 0.0), "RMPflow's joint-space posture target", unit="rad"
+    )
+
+
+class DiffusionPolicyNode(Node):
+    name = "diffusion_policy"
+    Config = DiffusionPolicyConfig
+    subscribes = (
+        Subscribes("camera/base/image_raw", "sensor_msgs/msg/Image", "on_base_image", QoS(depth=2)),
+        Subscribes("camera/wrist/image_raw", "sensor_msgs/msg/Image", "on_wrist_image", QoS(depth=2)),
+        Subscribes("joint_states", "sensor_msgs/msg/JointState", "on_joint_states", QoS(depth=5)),
+        Subscribes("odom", "nav_msgs/msg/Odometry", "on_odom", QoS(depth=5)),
+        Subscribes("episode/events", "galley_msgs/msg/EpisodeEvent", "on_episode_event", QoS(depth=100)),
+    )
+    publishes = (
+        Publishes("cmd_vel", "geometry_msgs/msg/Twist"),
+        Publishes("arm/joint_command", "sensor_msgs/msg/JointState"),
+    )
+    timers = (
+        Timer("on_frame", period_s=lambda c: 1.0 / c.rate_hz),
+        Timer("on_arm", period_s=lambda c: 1.0 / c.arm_rate_hz),
+    )
+
+    def __init__(self, host: Any, config: DiffusionPolicyConfig) -> None:
+        super().__init__(host, config)
+        from galley_learning.policy.frames import load_robot_arm
+        from galley_learning.policy.runtime import PolicyRunner
+
+        if not config.run:
+            raise ConfigError("run", config.run, "a training run folder (galley train --out RUN)")
+        try:
+            self.policy = PolicyRunner(
+                Path(config.run), device=config.device, seed=config.seed, threads=config.cpu_threads
+            )
+        except FileNotFoundError as err:
+            raise ConfigError("run", config.run, f"a training run folder with policy.pt ({err})") from None
+        except ValueError as err:
+            raise ConfigError("device", config.device, str(err)) from None
+        self.arm = load_robot_arm()
+        self.rmp = RmpFlow(self.arm, posture=config.posture)
+        history = self.policy.config.obs_horizon
+        self.frames: deque[dict[str, Any]] = deque(maxlen=history + 1)  # one more: relative state
+        self.queue: deque[np.ndarray[Any, Any]] = deque()
+        self.images: dict[str, Any] = {}
+        self.joints: Any = None
+        self.odom: Any = None
+        self.step_text = ""
+        self.target: np.ndarray[Any, Any] | None = None  # x y z qw qx qy qz gripper, base_link
+        self.rmp_state: RmpState | None = None
+        self.chunks = 0
+
+    # -- inputs ----------------------------------------------------------------------------------
+
+    def on_base_image(self, msg: Any) -> None:
+        self.images["base"] = msg
+
+    def on_wrist_image(self, msg: Any) -> None:
+        self.images["wrist"] = msg
+
+    def on_joint_states(self, msg: Any) -> None:
+        self.joints = msg
+
+    def on_odom(self, msg: Any) -> None:
+        self.odom = msg
+
+    def on_episode_event(self, msg: Any) -> None:
+        if msg.kind == STEP_STARTED:
+            self.step_text = str(msg.step)
+            self.queue.clear()  # a new step: plan afresh
+        elif msg.kind in (STEP_SUCCEEDED, STEP_FAILED, EPISODE_DONE, ABORT):
+            self.step_text = ""
+            self.queue.clear()
+
+    # -- policy ------------------------------------------------------------------------------------
+
+    def _observe(self) -> dict[str, Any] | None:
+        """This instant's observation, or None while a stream is still silent."""
+        from galley_learning.policy.frames import FINGER_OPEN_M, ee_pose
+
+        cameras = self.policy.config.cameras
+        if self.joints is None or self.odom is None or any(c not in self.images for c in cameras):
+            return None
+        q, missing = joint_positions_from_msg(self.joints, self.arm.joint_names)
+        fingers, _ = joint_positions_from_msg(self.joints, FINGERS)
+        if missing or not np.all(np.isfinite(q)):
+            return None
+        p, quat = ee_pose(self.arm, np.asarray(q, dtype=float)[None])
+        pose = self.odom.pose.pose
+        o = pose.orientation
+        yaw = math.atan2(2.0 * (o.w * o.z + o.x * o.y), 1.0 - 2.0 * (o.y * o.y + o.z * o.z))
+        gripper = (
+            float(np.clip(np.nanmean(fingers) / FINGER_OPEN_M, 0.0, 1.0))
+            if np.any(np.isfinite(fingers))
+            else 1.0
+        )
+        return {
+            "q": np.asarray(q, dtype=float),
+            "ee_p": p[0],
+            "ee_q": quat[0],
+            "odom": np.array([pose.position.x, pose.position.y, yaw]),
+            "gripper": gripper,
+            "images": {c: image_from_msg(self.images[c]) for c in cameras},
+        }
+
+    def on_frame(self) -> None:
+        from galley_learning.policy.frames import robot_state
+
+        frame = self._observe()
+        if frame is None:
+            return
+        self.frames.append(frame)
+        if self.rmp_state is None:
+            self.rmp_state = RmpState(frame["q"].copy(), np.zeros_like(frame["q"]))
+        if not self.step_text:
+            self.target = None
+            self.publish("cmd_vel", self.msg("geometry_msgs/msg/Twist"))
+            return
+        if not self.queue:
+            history = list(self.frames)
+            while len(history) < self.frames.maxlen:  # the first frames: repeat the oldest
+                history.insert(0, history[0])
+            state = robot_state(
+                np.stack([f["ee_p"] for f in history]),
+                np.stack([f["ee_q"] for f in history]),
+                np.stack([f["odom"] for f in history]),
+                np.array([f["gripper"] for f in history]),
+            )[1:]
+            images = {c: np.stack([f["images"][c] for f in history[1:]]) for c in self.policy.config.cameras}
+            chunk = self.policy.act(images, state, self.step_text)
+            steps = self.config.action_steps or self.policy.config.action_steps
+            self.queue.extend(chunk[:steps])
+            self.chunks += 1
+        action = self.queue.popleft()
+        v, w = float(action[0]), float(action[1])
+        self.publish("cmd_vel", self.msg("geometry_msgs/msg/Twist", linear={"x": v}, angular={"z": w}))
+        self.target = np.asarray(action[2:], dtype=float)
+
+    def on_arm(self) -> None:
+        target, state = self.target, self.rmp_state
+        if target is None or state is None or not np.all(np.isfinite(target)):
+            return
+        qw, qx, qy, qz = target[3:7]
+        self.rmp_state = self.rmp.step(
+            state, 1.0 / self.config.arm_rate_hz, position=target[:3], orientation=(qx, qy, qz, qw)
+        )
+        gripper = float(np.clip(target[7], 0.0, 1.0))
+        self.publish(
+            "arm/joint_command",
+            joint_state_msg(
+                [*self.arm.joint_names, "gripper"],
+                [*self.rmp_state.q, gripper],
+                [*self.rmp_state.qd, 0.0],
+                self.now_ns(),
+            ),
+        )

@@ -1,0 +1,160 @@
+"""Learning from bags at toy size, end to end: collect -> dataset -> train -> evaluate in the simulator.
+
+The collection is real: oracle episodes with cameras (64x48) and the recorder on, in two worker
+processes. Training is the toy preset for a few dozen steps; evaluation runs the trained policy in
+place of the oracle with a short step time limit.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("diffusers")
+
+from galley_core.config import ConfigError
+from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset, find_bags
+from galley_learning.policy.frames import ACTION_NAMES, STATE_NAMES, episode_frames
+from galley_learning.policy.runtime import PolicyRunner
+from galley_learning.policy.train import TrainConfig, heldout_mse, train
+from galley_nodes.cli.collect import CollectConfig, collect
+from galley_nodes.cli.main import main
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("collection")
+    report = collect(CollectConfig(episodes=2, out=out, workers=2, image_size=(64, 48)), progress=False)
+    assert report["episodes_total"] == 2
+    return out
+
+
+@pytest.fixture(scope="module")
+def dataset(collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("data") / "dataset"
+    build_dataset(collection, out, DatasetConfig(image_size=(32, 24), val_fraction=0.5))
+    return out
+
+
+@pytest.fixture(scope="module")
+def run(dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("run") / "run"
+    train(dataset, out, TrainConfig(steps=30, batch_size=8, eval_every=15, checkpoint_every=15))
+    return out
+
+
+def test_collection_keeps_successes_apart_from_failures(collection: Path) -> None:
+    report = json.loads((collection / "collection.json").read_text())
+    for name, record in report["episodes"].items():
+        where = "episodes" if record["success"] else "failed"
+        assert (collection / where / name / "bag" / "metadata.yaml").exists()
+        assert record["plan"] and record["instruction"]
+    assert report["this_run"]["episodes_per_hour"] > 0
+    assert all("failed" not in p.parts for p in find_bags(collection))
+    assert "image_width: 64" in (collection / "params.yaml").read_text()
+
+
+def test_collect_again_keeps_what_is_there(collection: Path) -> None:
+    before = json.loads((collection / "collection.json").read_text())["episodes"]
+    report = collect(CollectConfig(episodes=2, out=collection, image_size=(64, 48)), progress=False)
+    assert report["this_run"]["episodes"] == 0
+    assert report["episodes"] == before
+
+
+def test_frames_hold_kitchen_r_action_points(collection: Path) -> None:
+    bag = find_bags(collection)[0]
+    frames = episode_frames(bag, image_size=None)
+    n = len(frames)
+    assert frames.action.shape == (n, len(ACTION_NAMES)) and frames.state.shape == (n, len(STATE_NAMES))
+    assert frames.images["base"].shape == (n, 48, 64, 3) and frames.images["wrist"].dtype == np.uint8
+    quat = frames.action[:, 5:9]
+    np.testing.assert_allclose(np.linalg.norm(quat, axis=1), 1.0, atol=1e-6)
+    assert np.all((frames.action[:, 9] >= 0) & (frames.action[:, 9] <= 1))
+    # The oracle drove (v up to Kitchen-R's 0.18 m/s) and used the gripper (open and closed).
+    assert 0.1 < frames.action[:, 0].max() <= 0.18 + 1e-6
+    assert frames.action[:, 9].min() < 0.2 and frames.action[:, 9].max() > 0.8
+    # Relative state: identity at the first frame; the absolute half is the measured tcp pose.
+    np.testing.assert_allclose(
+        frames.state[0, :10], [0, 0, 0, 1, 0, 0, 0, 1, 0, frames.state[0, 9]], atol=1e-9
+    )
+    np.testing.assert_allclose(frames.state[:, 10:13], frames.ee_pose[:, :3])
+    plan = json.loads((bag / "episode.json").read_text())["plan"]
+    assert {s for s in frames.step.tolist() if s} == set(plan)
+
+
+def test_dataset_files_split_and_statistics(dataset: Path) -> None:
+    data = PolicyData.open(dataset)
+    n = int(data.episode_ends[-1])
+    assert data.images["base"].shape == (n, 24, 32, 3) and data.action.shape == (n, 10)
+    assert sorted(data.splits) == ["train", "val"]
+    ((start, end),) = data.episode_ranges("train")
+    stats = data.meta["stats"]["action"]
+    np.testing.assert_allclose(stats["max"], np.asarray(data.action[start:end]).max(axis=0), rtol=1e-6)
+    assert set(data.meta["steps"]) >= {
+        s for e in data.meta["episodes"] for s in e["plan"] if e["split"] == "train"
+    }
+    with pytest.raises(FileExistsError, match="not empty"):
+        build_dataset(dataset.parent.parent, dataset)
+
+
+def test_training_reports_checkpoints_and_resumes(run: Path, dataset: Path) -> None:
+    report = json.loads((run / "report.json").read_text())
+    assert report["steps"] == 30 and np.isfinite(report["loss"]) and report["mse_val"] is not None
+    assert (run / "loss.png").stat().st_size > 0 and (run / "policy.pt").exists()
+    assert len((run / "loss.csv").read_text().splitlines()) == 31
+    resumed = train(dataset, run, TrainConfig(steps=35))
+    assert resumed["steps"] == 35
+    assert len((run / "loss.csv").read_text().splitlines()) == 36
+
+
+def test_policy_acts_in_physical_units(run: Path) -> None:
+    runner = PolicyRunner(run)
+    c = runner.config
+    images = {cam: np.zeros((c.obs_horizon, 240, 320, 3), np.uint8) for cam in c.cameras}
+    actions = runner.act(images, np.zeros((c.obs_horizon, c.state_dim)), "pick the bowl")
+    assert actions.shape == (c.horizon, 10) and np.all(np.isfinite(actions))
+    stats = runner.normalizer.stats["action"]
+    assert np.all(actions >= np.asarray(stats["min"]) - 1e-3) and np.all(
+        actions <= np.asarray(stats["max"]) + 1e-3
+    )
+    assert heldout_mse(run) == pytest.approx(
+        json.loads((run / "report.json").read_text())["mse_val"], rel=0.5
+    )
+
+
+def test_eval_runs_the_learned_policy_in_the_simulator(run: Path, tmp_path: Path) -> None:
+    from galley_nodes.cli.eval import evaluate
+
+    short = tmp_path / "short.yaml"
+    short.write_text(
+        "task_executor:\n  ros__parameters:\n    step_time_limit_s: 4.0\n"
+        "sim:\n  ros__parameters:\n    image_width: 64\n    image_height: 48\n    depth_enabled: false\n"
+    )
+    metrics = evaluate("policy", episodes=1, out_dir=tmp_path / "eval", policy=run, params=[short])
+    assert metrics["sr"] is not None and 0.0 <= metrics["sr"] <= 1.0
+    assert metrics["mse"] is not None and metrics["p"] is None  # P needs EM: joint mode
+    row = (tmp_path / "eval" / "episodes.csv").read_text().splitlines()[1]
+    assert "exceeded the 4 s step time limit" in row or "True" in row
+    assert metrics["mean_path_length_m"] > 0.0  # the policy drove the base
+
+
+def test_policy_node_names_a_missing_run(tmp_path: Path) -> None:
+    from galley_nodes.embedded import EmbeddedHost
+    from galley_nodes.registry import load_node_class
+
+    host = EmbeddedHost([])
+    with pytest.raises(ConfigError, match="run"):
+        host.add_node(load_node_class("diffusion_policy"), parameters={"run": str(tmp_path / "nowhere")})
+
+
+def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "run")]) == 2
+    assert "galley collect" in capsys.readouterr().err
+    assert main(["collect", "--episodes", "0", "--out", str(tmp_path / "c")]) == 2
+    assert "at least 1" in capsys.readouterr().err
+    assert main(["eval", "--mode", "policy", "--policy", str(tmp_path), "--out", str(tmp_path / "e")]) == 2
+    assert "policy.pt" in capsys.readouterr().err
