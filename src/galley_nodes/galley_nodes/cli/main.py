@@ -39,6 +39,7 @@ def _build_parser() -> argparse.ArgumentParser:
         doctor,
         eval,
         eval_planner,
+        export_lerobot,
         map,
         nodes,
         plan,
@@ -53,7 +54,20 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (doctor, demo, run, eval, map, nodes, suite, replay, plan, train_planner, eval_planner):
+    for module in (
+        doctor,
+        demo,
+        run,
+        eval,
+        map,
+        nodes,
+        suite,
+        replay,
+        plan,
+        train_planner,
+        eval_planner,
+        export_lerobot,
+    ):
         module.add_parser(sub)
     return parser
 
