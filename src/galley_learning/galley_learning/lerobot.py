@@ -90,8 +90,8 @@ class LeRobotExportConfig(Config):
     robot_type: str = param("galley_mm", "robot_type written to meta/info.json")
     vcodec: str = param(
         "libsvtav1",
-        "video encoder (LeRobot's default AV1 encoder, or h264 / hevc, which LeRobot also decodes)",
-        choices=("libsvtav1", "h264", "hevc"),
+        "video encoder: AV1 (LeRobot's default) or h264, which LeRobot also decodes",
+        choices=("libsvtav1", "h264"),
     )
     crf: int = param(30, "encoder quality: lower is better and larger (LeRobot's default)", ge=0, le=63)
     gop: int = param(2, "keyframe interval (LeRobot's default g: cheap random access)", unit="frames", ge=1)

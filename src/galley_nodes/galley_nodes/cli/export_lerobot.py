@@ -3,7 +3,7 @@
 DIR is a collection folder: bag folders below it, or, where DIR/episodes exists, only the bags
 below that (DIR/failed is never exported). Every bag is resampled to ``--fps`` and written to OUT
 (a new or empty folder) as LeRobot's v3.0 layout: meta/ (info, stats, tasks, episodes), data/
-(parquet) and videos/ (one AV1 mp4 per camera). See :mod:`galley_learning.lerobot`.
+(parquet) and videos/ (one mp4 per camera, AV1 by default). See :mod:`galley_learning.lerobot`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,10 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         config = LeRobotExportConfig(
-            fps=args.fps, image_size=tuple(args.image_size or ()), robot_type=args.robot_type
+            fps=args.fps,
+            image_size=tuple(args.image_size or ()),
+            robot_type=args.robot_type,
+            vcodec=args.vcodec,
         )
     except ConfigError as err:
         flag = {"fps": "--fps", "image_size": "--image-size", "robot_type": "--robot-type"}.get(err.field)
@@ -62,5 +65,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--robot-type", default="galley_mm", help="robot_type in meta/info.json (default: galley_mm)"
+    )
+    p.add_argument(
+        "--vcodec",
+        choices=("libsvtav1", "h264"),
+        default="libsvtav1",
+        help="video encoder: AV1, LeRobot's default, or h264 (default: libsvtav1)",
     )
     p.set_defaults(run=_run)
