@@ -388,3 +388,22 @@ def test_bad_inputs_are_one_line_naming_the_input_and_the_fix(collection, camera
     assert not out.exists() and not list(tmp_path.glob(".out.*"))  # a failed export leaves nothing
     assert "--image-size" in _fails(capsys, str(collection), str(out), "--image-size", "31x24")
     assert "--fps" in _fails(capsys, str(collection), str(out), "--fps", "0")
+
+
+def test_files_roll_over_past_the_size_limits(collection, tmp_path, monkeypatch):
+    from galley_learning import lerobot
+
+    monkeypatch.setattr(lerobot, "DATA_FILES_SIZE_IN_MB", 1e-6)
+    monkeypatch.setattr(lerobot, "VIDEO_FILES_SIZE_IN_MB", 1e-6)
+    out = tmp_path / "rolled"
+    lerobot.export_lerobot(collection, out)
+    second = _episodes(out)[1]
+    assert (second["data/chunk_index"], second["data/file_index"]) == (0, 1)
+    assert (
+        pq.read_table(out / "data" / "chunk-000" / "file-001.parquet").column("index")[0].as_py()
+        == (second["dataset_from_index"])
+    )
+    for key in CAMERAS:
+        assert (second[f"videos/{key}/file_index"], second[f"videos/{key}/from_timestamp"]) == (1, 0.0)
+        images, _, _ = _decode(out / "videos" / key / "chunk-000" / "file-001.mp4")
+        assert len(images) == second["length"]
