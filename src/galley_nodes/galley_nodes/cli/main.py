@@ -40,6 +40,7 @@ def _build_parser() -> argparse.ArgumentParser:
         doctor,
         eval,
         eval_planner,
+        export_lerobot,
         map,
         nodes,
         plan,
@@ -69,6 +70,7 @@ def _build_parser() -> argparse.ArgumentParser:
         eval_planner,
         collect,
         train,
+        export_lerobot,
     ):
         module.add_parser(sub)
     return parser
