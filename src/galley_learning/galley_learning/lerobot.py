@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from galley_core.config import Config, ConfigError, param
+from galley_learning.policy.dataset import find_bags
 
 __all__ = [
     "CODEBASE_VERSION",
@@ -48,7 +49,6 @@ __all__ = [
     "LeRobotExportConfig",
     "LeRobotExportError",
     "export_lerobot",
-    "find_bags",
     "frame_tasks",
 ]
 
@@ -118,36 +118,6 @@ class ExportSummary:
 
 
 # -- inputs ------------------------------------------------------------------------------------
-
-
-def find_bags(collection: str | Path) -> list[Path]:
-    """The bag folders of a collection, in name order.
-
-    A collection with an ``episodes/`` folder exports only the bags below it (successful episodes);
-    otherwise every bag below ``collection`` except those under ``failed/``.
-
-    Raises:
-        LeRobotExportError: ``collection`` is not a folder or holds no bag.
-    """
-    root = Path(collection)
-    if not root.is_dir():
-        raise LeRobotExportError(
-            f"{root} is not a folder; give a collection folder of recorded episodes (bags)"
-        )
-    search = root / "episodes" if (root / "episodes").is_dir() else root
-    failed = root / "failed"
-    bags = sorted(
-        p.parent for p in search.rglob("metadata.yaml") if failed not in p.parents and p.parent != root
-    )
-    if (root / "metadata.yaml").exists() and search == root:
-        bags.insert(0, root)
-    if not bags:
-        where = f"{search} (successful episodes)" if search != root else str(root)
-        raise LeRobotExportError(
-            f"no bags under {where}: a bag is a folder with metadata.yaml; record episodes first "
-            "(galley run --video --out DIR/episodes/NAME)"
-        )
-    return bags
 
 
 def frame_tasks(step: Sequence[str], fallback: str = "") -> list[str]:
@@ -508,7 +478,10 @@ def export_lerobot(
     """
     config = config or LeRobotExportConfig()
     out = Path(out)
-    bags = find_bags(collection)
+    try:
+        bags = find_bags(collection)
+    except FileNotFoundError as err:
+        raise LeRobotExportError(str(err)) from None
     _check_out(out)
     if importlib.util.find_spec("av") is None:
         raise LeRobotExportError(

@@ -61,22 +61,33 @@ class DatasetConfig:
             raise ValueError(f"val_fraction = {self.val_fraction} must be in [0, 1)")
 
 
-def find_bags(folder: str | Path) -> list[Path]:
-    """The bags of a collection, in name order.
+def find_bags(collection: str | Path) -> list[Path]:
+    """The bag folders of a collection, in name order.
 
-    Under ``folder/episodes`` when it exists (successful episodes only; ``failed/`` is never used),
-    else anywhere under ``folder``.
+    A collection with an ``episodes/`` folder (``galley collect``'s) gives only the bags below it
+    (successful episodes); otherwise every bag below ``collection`` except those under ``failed/``.
 
     Raises:
-        FileNotFoundError: no bag (a folder with metadata.yaml) there.
+        FileNotFoundError: ``collection`` is not a folder or holds no bag (the message says what to do).
     """
-    root = Path(folder)
+    root = Path(collection)
     if not root.is_dir():
-        raise FileNotFoundError(f"{root} is not a folder; give the folder that `galley collect` wrote")
-    base = root / "episodes" if (root / "episodes").is_dir() else root
-    bags = sorted(p.parent for p in base.rglob("metadata.yaml") if "failed" not in p.relative_to(root).parts)
+        raise FileNotFoundError(
+            f"{root} is not a folder; give a collection folder of recorded episodes (bags)"
+        )
+    search = root / "episodes" if (root / "episodes").is_dir() else root
+    failed = root / "failed"
+    bags = sorted(
+        p.parent for p in search.rglob("metadata.yaml") if failed not in p.parents and p.parent != root
+    )
+    if (root / "metadata.yaml").exists() and search == root:
+        bags.insert(0, root)
     if not bags:
-        raise FileNotFoundError(f"no bags under {base}: record some with `galley collect --out {root}`")
+        where = f"{search} (successful episodes)" if search != root else str(root)
+        raise FileNotFoundError(
+            f"no bags under {where}: a bag is a folder with metadata.yaml; record episodes first "
+            f"(galley collect --out {root}, or galley run --video --out {root}/episodes/NAME)"
+        )
     return bags
 
 
