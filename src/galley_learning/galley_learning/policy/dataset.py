@@ -73,7 +73,8 @@ def find_bags(collection: str | Path) -> list[Path]:
     root = Path(collection)
     if not root.is_dir():
         raise FileNotFoundError(
-            f"{root} is not a folder; give a collection folder of recorded episodes (bags), as galley collect writes"
+            f"{root} is not a folder; give a collection folder of recorded episodes (bags), "
+            "as galley collect writes"
         )
     search = root / "episodes" if (root / "episodes").is_dir() else root
     failed = root / "failed"
