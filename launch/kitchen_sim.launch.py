@@ -8,15 +8,17 @@ The sim node owns time: it runs on the wall clock at ``real_time_factor`` and pu
 every other node uses simulated time. Every node's parameters come from ``params_file``
 (config/galley.yaml, the same file the embedded host reads); the launch arguments override a few.
 The task planner turns an instruction on /task/instruction into a plan on /task/plan, which the
-task executor runs; rviz2's "2D Goal Pose" drives the base directly.
+task executor runs; rviz2's "2D Goal Pose" drives the base directly. With ``policy:=RUN`` (a
+``galley train`` run folder) the diffusion_policy node drives base and arm instead of the global
+planner, the controller and the arm controller, and the executor judges steps as they go.
 """
 
 from pathlib import Path
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
-from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration
+from launch.conditions import IfCondition, UnlessCondition
+from launch.substitutions import LaunchConfiguration, PythonExpression
 from launch_ros.actions import Node
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,6 +33,7 @@ ARGUMENTS = (
     ("cameras", "true", "render the base and wrist cameras"),
     ("real_time_factor", "1.0", "simulated seconds per wall second"),
     ("planner", "galley", "task planner backend: galley (offline), openai, llama_cpp, transformers"),
+    ("policy", "", "training run of a diffusion policy to drive instead of the oracle nodes (galley train)"),
     ("record", "false", "record every topic to a rosbag2 (mcap) under runs/bags"),
     ("rviz", "false", "start rviz2 with config/galley.rviz"),
 )
@@ -70,16 +73,25 @@ def generate_launch_description() -> LaunchDescription:
         ],
         output="screen",
     )
+    learned = PythonExpression(["'", arg("policy"), "' != ''"])
+    oracle = {"condition": UnlessCondition(learned)}
     nodes = [
         sim,
         node("scene_markers", {"scene": arg("scene")}),
         node("map_server", {"yaml_filename": arg("map")}),
-        node("global_planner"),
-        node("diff_drive_controller", {"use_tf": True}),
-        node("arm_controller", {"scene": arg("scene")}),
+        node("global_planner", **oracle),
+        node("diff_drive_controller", {"use_tf": True}, **oracle),
+        node("arm_controller", {"scene": arg("scene")}, **oracle),
+        node("diffusion_policy", {"run": arg("policy")}, condition=IfCondition(learned)),
         node("monitor", {"scene": arg("scene")}),
         node("task_planner", {"backend": arg("planner"), "scene": arg("scene")}),
-        node("task_executor", {"scene": arg("scene")}),
+        node(
+            "task_executor",
+            {
+                "scene": arg("scene"),
+                "completion": PythonExpression(["'criteria' if '", arg("policy"), "' else 'status'"]),
+            },
+        ),
         node("recorder", condition=IfCondition(arg("record"))),
         Node(
             package="rviz2",

@@ -76,6 +76,7 @@ def test_the_full_bring_up_starts_every_node_of_the_stack():
         "global_planner",
         "diff_drive_controller",
         "arm_controller",
+        "diffusion_policy",  # with policy:=RUN, in place of the three oracle nodes above
         "monitor",
         "task_planner",
         "task_executor",
