@@ -71,3 +71,15 @@ def test_a_server_that_is_down_fails_the_instruction_with_no_plan(repo):
     status = seen["status"][-1]
     assert status.state == FAILED and status.reason.startswith("unavailable") and f":{port}" in status.reason
     assert seen["plan"] == []
+
+
+def test_a_transformers_backend_without_its_model_fails_the_instruction_with_no_plan(repo, tmp_path):
+    missing = str(tmp_path / "no_model")
+    host, seen, say = planner_host(repo, seed=3, backend="transformers", model_path=missing, device="cpu")
+    say("Move the cup to the red zone.")
+    host.run_for(0.2)
+    status = seen["status"][-1]
+    assert status.state == FAILED and status.phase == "transformers"
+    assert status.reason.startswith("backend 'transformers' could not start: unavailable")
+    assert missing in status.reason or "pip install" in status.reason  # no model, or no library
+    assert seen["plan"] == []

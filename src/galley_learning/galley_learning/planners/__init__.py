@@ -1,8 +1,8 @@
 """Task planner backends behind :class:`galley_core.tasks.planning.Planner`, imported lazily by name.
 
-``galley`` (the offline default, galley's own model), ``openai`` (OpenAI-compatible servers) and
-``llama_cpp`` (in-process GGUF). A ``transformers`` backend (local Hugging Face model with
-xgrammar-constrained generation) is not written yet.
+``galley`` (the offline default, galley's own model), ``openai`` (OpenAI-compatible servers),
+``llama_cpp`` (in-process GGUF under a GBNF grammar) and ``transformers`` (a local Hugging Face
+LM or VLM in-process, decoding under the scene's JSON Schema through llguidance).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from galley_core.tasks.suite import SuiteEntry
 
 __all__ = ["BACKENDS", "make_planner"]
 
-BACKENDS = ("galley", "openai", "llama_cpp")
+BACKENDS = ("galley", "openai", "llama_cpp", "transformers")
 
 
 def make_planner(
@@ -33,7 +33,7 @@ def make_planner(
         suite: suite entries to draw in-context examples from (text backends).
         options: the backend's own settings: ``galley``: ``weights``; ``openai``: the fields of
             :class:`~galley_learning.planners.openai_backend.OpenAIConfig`; ``llama_cpp``: those of
-            ``LlamaCppConfig``.
+            ``LlamaCppConfig``; ``transformers``: those of ``TransformersConfig``.
 
     Raises:
         ValueError: an unknown backend, naming the known ones.
@@ -54,4 +54,8 @@ def make_planner(
         from galley_learning.planners.llama_cpp_backend import LlamaCppConfig, LlamaCppPlanner
 
         return LlamaCppPlanner(LlamaCppConfig(**options), prompt=prompt, suite=suite)
+    if backend == "transformers":
+        from galley_learning.planners.transformers_backend import TransformersConfig, TransformersPlanner
+
+        return TransformersPlanner(TransformersConfig(**options), prompt=prompt, suite=suite)
     raise ValueError(f"no planner backend {backend!r}; backends: {', '.join(BACKENDS)}")

@@ -88,7 +88,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("instruction", help='e.g. "Move the bowl to the green zone."')
     p.add_argument("--seed", type=int, default=None, help="render the top-down image of this episode")
     p.add_argument("--image", type=Path, default=None, help="top-down image (PNG) to plan on")
-    p.add_argument("--planner", default=None, help="backend: galley (default), openai, llama_cpp")
+    p.add_argument(
+        "--planner", default=None, help="backend: galley (default), openai, llama_cpp, transformers"
+    )
     p.add_argument("--params-file", type=Path, default=None, help="parameters (default: config/galley.yaml)")
     p.add_argument("--json", action="store_true", help='print {"plan": [...]}')
     p.set_defaults(run=_run)

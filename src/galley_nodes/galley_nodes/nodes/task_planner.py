@@ -30,7 +30,9 @@ from galley_nodes.qos import QoS
 
 @dataclass(frozen=True)
 class TaskPlannerConfig(PromptConfig):
-    backend: str = param("galley", "planner backend", choices=("galley", "openai", "llama_cpp"))
+    backend: str = param(
+        "galley", "planner backend", choices=("galley", "openai", "llama_cpp", "transformers")
+    )
     scene: str = param("kitchen", "scene name (config/scenes/<name>.yaml) or path; zones and objects")
     suite: str = param("kitchen_v1", "instruction suite (config/suites/<name>.yaml) or path; examples")
     weights: str = param("", "galley: weights file (.pt, its .json beside it); empty: the shipped weights")
@@ -46,8 +48,18 @@ class TaskPlannerConfig(PromptConfig):
         "openai: how the constraint is sent",
         choices=("auto", "json_schema", "json_object", "vllm", "llama_cpp", "none"),
     )
-    vision: bool = param(True, "openai: send the top-down image (off for text-only models)")
-    model_path: str = param("", "llama_cpp: GGUF model file")  # fmt: skip
+    vision: bool = param(True, "openai, transformers: send the top-down image (off for text-only models)")
+    model_path: str = param("", "llama_cpp: GGUF model file; transformers: model directory or hub id")
+    device: str = param(
+        "auto",
+        "transformers: where the model runs (auto: cuda if there is one)",
+        choices=("auto", "cpu", "cuda"),
+    )
+    dtype: str = param(
+        "auto",
+        "transformers: weights' dtype (auto: bfloat16 on cuda, float32 on cpu)",
+        choices=("auto", "float32", "bfloat16", "float16"),
+    )
 
 
 def backend_options(config: TaskPlannerConfig) -> dict[str, Any]:
@@ -62,6 +74,13 @@ def backend_options(config: TaskPlannerConfig) -> dict[str, Any]:
             "timeout_s": config.timeout_s,
             "retries": config.http_retries,
             "structured": config.structured,
+            "vision": config.vision,
+        }
+    if config.backend == "transformers":
+        return {
+            "model_path": config.model_path,
+            "device": config.device,
+            "dtype": config.dtype,
             "vision": config.vision,
         }
     return {"model_path": config.model_path}
