@@ -158,3 +158,13 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "at least 1" in capsys.readouterr().err
     assert main(["eval", "--mode", "policy", "--policy", str(tmp_path), "--out", str(tmp_path / "e")]) == 2
     assert "policy.pt" in capsys.readouterr().err
+
+
+def test_collection_stops_at_a_mistake_every_episode_would_repeat(tmp_path: Path) -> None:
+    from galley_nodes.cli.collect import CollectError
+
+    config = CollectConfig(episodes=3, out=tmp_path / "c", camera_rate_hz=-1.0)
+    with pytest.raises(CollectError, match="camera_rate_hz") as err:
+        collect(config, progress=False)
+    assert "nothing more was recorded" in str(err.value)
+    assert not list((tmp_path / "c" / "failed").iterdir())

@@ -27,7 +27,20 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CollectConfig", "add_parser", "collect"]
+__all__ = ["CollectConfig", "CollectError", "add_parser", "collect"]
+
+
+class CollectError(ValueError):
+    """A mistake in the inputs that every episode would repeat: collection stops."""
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    from galley_core.config import ConfigError
+    from galley_core.scene import SceneError
+    from galley_core.tasks.grammar import PlanError
+    from galley_nodes.params_file import ParameterError
+
+    return (ConfigError, ParameterError, SceneError, PlanError)
 
 
 @dataclass(frozen=True)
@@ -118,13 +131,9 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
             f"suite {config.suite!r} has no train-split instructions; generate it with: galley suite"
         )
     out = config.out
-    for sub in ("episodes", "failed", ".work"):
-        (out / sub).mkdir(parents=True, exist_ok=True)
+    done = _prepare(out)
     params = out / "params.yaml"
     params.write_text(_params_yaml(config))
-    shutil.rmtree(out / ".work")
-    (out / ".work").mkdir()
-    done = {p.name for sub in ("episodes", "failed") for p in (out / sub).iterdir() if (p / "bag").is_dir()}
     todo = [n for n in range(config.episodes) if f"ep_{n:06d}" not in done]
     records = _load_records(out)
     start = time.perf_counter()
@@ -136,6 +145,7 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
             f"{config.camera_rate_hz:g} Hz",
             flush=True,
         )
+    user_errors = _user_errors()
     context = get_context("spawn")
     with ProcessPoolExecutor(max_workers=config.workers, mp_context=context) as pool:
         pending: dict[Future[dict[str, Any]], str] = {}
@@ -143,24 +153,29 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
         while queue or pending:
             while queue and len(pending) < config.workers:
                 number = queue.pop(0)
-                name = f"ep_{number:06d}"
                 instruction, seed, plan = _choose(config, number, entries, scene)
-                work = out / ".work" / name
-                future = pool.submit(
-                    _run_one,
-                    instruction=instruction,
-                    seed=seed,
-                    plan=plan,
-                    scene=scene.name,
-                    work=str(work),
-                    params=str(params),
-                )
-                pending[future] = name
+                name = f"ep_{number:06d}"
+                pending[
+                    pool.submit(
+                        _run_one,
+                        instruction=instruction,
+                        seed=seed,
+                        plan=plan,
+                        scene=scene.name,
+                        work=str(out / ".work" / name),
+                        params=str(params),
+                    )
+                ] = name
             finished_now, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished_now:
                 name = pending.pop(future)
                 try:
                     summary = future.result()
+                except user_errors as err:  # a bad parameter or scene: every episode would fail alike
+                    for other in pending:
+                        other.cancel()
+                    shutil.rmtree(out / ".work", ignore_errors=True)
+                    raise CollectError(f"{name}: {err}; nothing more was recorded") from None
                 except Exception as err:  # a crashed episode is recorded as failed, the rest go on
                     summary = {"success": False, "error": f"{type(err).__name__}: {err}"}
                 records[name] = _file(out, name, summary)
@@ -177,6 +192,15 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
                 _write_records(out, config, records, time.perf_counter() - start, finished)
     shutil.rmtree(out / ".work", ignore_errors=True)
     return _write_records(out, config, records, time.perf_counter() - start, finished)
+
+
+def _prepare(out: Path) -> set[str]:
+    """Make the collection's folders (an empty .work/); the names of the episodes already there."""
+    for sub in ("episodes", "failed"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out / ".work", ignore_errors=True)
+    (out / ".work").mkdir()
+    return {p.name for sub in ("episodes", "failed") for p in (out / sub).iterdir() if (p / "bag").is_dir()}
 
 
 def _file(out: Path, name: str, summary: dict[str, Any]) -> dict[str, Any]:
