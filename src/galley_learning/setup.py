@@ -7,12 +7,17 @@ package_name = "galley_learning"
 setup(
     name="galley-learning",
     version="0.1.0",
-    description="galley's task planner backends and its offline vision-language planner",
+    description="galley's planner backends, offline VLM planner, diffusion policy and LeRobot export",
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=[package_name, package_name + ".*"]),
     package_data={package_name: ["py.typed", "planners/weights/*.pt", "planners/weights/*.json"]},
     install_requires=["galley-core", "galley-sim", "numpy>=1.24", "torch>=2.3", "httpx>=0.27"],
+    extras_require={
+        "policy": ["diffusers>=0.30", "scipy>=1.10", "opencv-python-headless>=4.8"],
+        "lerobot": ["pyarrow>=15", "av>=15,<16"],
+        "transformers": ["transformers>=5", "llguidance>=1.0"],
+    },
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
