@@ -22,6 +22,7 @@ import numpy as np
 
 from galley_core.geometry import Pose2D, normalize_angle
 from galley_nodes import messages
+from galley_nodes.cli import add_params_option
 from galley_nodes.cli.report import TopicLog, top_down_axes
 from galley_nodes.config_files import default_params_files, find_map
 from galley_nodes.conversions import pose_msg
@@ -180,13 +181,6 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--zones", default="", help="comma-separated zones to visit in order (default: all)")
     p.add_argument("--cameras", action="store_true", help="render the robot's cameras too (slower)")
-    p.add_argument(
-        "--params",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="extra ROS 2 params YAML (layered)",
-    )
+    add_params_option(p)
     p.add_argument("--out", type=Path, default=Path("runs/demo"), help="output folder (default: runs/demo)")
     p.set_defaults(run=_run)

@@ -31,6 +31,7 @@ import numpy as np
 
 from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
 from galley_core.tasks.suite import SuiteEntry, load_suite
+from galley_nodes.cli import add_params_option
 from galley_nodes.config_files import config_dirs
 
 __all__ = ["add_parser", "evaluate"]
@@ -285,12 +286,5 @@ def add_parser(sub: Any) -> None:
         help="training run of a diffusion policy to execute instead of the oracle",
     )
     p.add_argument("--out", type=Path, default=Path("runs/eval"), help="output folder (default: runs/eval)")
-    p.add_argument(
-        "--params",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="extra ROS 2 params YAML (layered)",
-    )
+    add_params_option(p)
     p.set_defaults(run=_run)

@@ -33,6 +33,7 @@ from galley_core.tasks.grammar import PlanError, parse_plan, validate_plan
 from galley_core.tasks.metrics import exact_match, motion_metrics
 from galley_core.tasks.suite import plan_for_instruction
 from galley_nodes import messages
+from galley_nodes.cli import add_params_option
 from galley_nodes.cli.report import TopicLog, top_down_axes
 from galley_nodes.config_files import config_dirs, default_params_files, find_map
 from galley_nodes.embedded import EmbeddedHost
@@ -362,12 +363,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--plan", default="", help='steps separated by ";" (default: ask the task_planner node)')
     p.add_argument("--out", type=Path, default=None, help="output folder (default: runs/run_<time>)")
     p.add_argument("--video", action="store_true", help="render the base camera and write video.mp4")
-    p.add_argument(
-        "--params",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="extra ROS 2 params YAML (layered)",
-    )
+    add_params_option(p)
     p.set_defaults(run=_run)
