@@ -6,6 +6,7 @@ Works with the message classes of either host (see :mod:`galley_nodes.messages`)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from galley_core.navigation.grid import OccupancyGrid
 from galley_nodes import messages
 
 __all__ = [
+    "deferred_transform_from_msg",
     "diagnostic_array_msg",
     "occupancy_grid_from_msg",
     "occupancy_grid_msg",
@@ -25,6 +27,7 @@ __all__ = [
     "transform_from_msg",
     "transform_from_pose_msg",
     "transform_stamped_msg",
+    "transform_stamped_msg_from_values",
 ]
 
 
@@ -34,18 +37,28 @@ def transform_stamped_msg(transform: Transform, parent: str, child: str, stamp: 
     ``stamp`` is integer nanoseconds or a ``builtin_interfaces/msg/Time`` (share one among the
     transforms of a TF message: they are built by the thousand).
     """
-    (tx, ty, tz), (qx, qy, qz, qw) = transform.translation.tolist(), transform.rotation.tolist()
+    return transform_stamped_msg_from_values(
+        transform.translation.tolist(), transform.rotation.tolist(), parent, child, stamp
+    )
+
+
+def transform_stamped_msg_from_values(
+    translation: Sequence[float], rotation: Sequence[float], parent: str, child: str, stamp: int | Any
+) -> Any:
+    """``geometry_msgs/msg/TransformStamped`` of a translation and a unit quaternion as Python floats.
+
+    ``translation`` is (x, y, z) in metres, ``rotation`` (x, y, z, w); see :func:`transform_stamped_msg`.
+    """
+    (tx, ty, tz), (qx, qy, qz, qw) = translation, rotation
     if isinstance(stamp, int):
         stamp = messages.time_msg(stamp)
-    new = messages.backend().new
-    return new(
-        "geometry_msgs/msg/TransformStamped",
-        header=new("std_msgs/msg/Header", stamp=stamp, frame_id=parent),
+    cls = messages.message_class
+    return cls("geometry_msgs/msg/TransformStamped")(
+        header=cls("std_msgs/msg/Header")(stamp=stamp, frame_id=parent),
         child_frame_id=child,
-        transform=new(
-            "geometry_msgs/msg/Transform",
-            translation=new("geometry_msgs/msg/Vector3", x=tx, y=ty, z=tz),
-            rotation=new("geometry_msgs/msg/Quaternion", x=qx, y=qy, z=qz, w=qw),
+        transform=cls("geometry_msgs/msg/Transform")(
+            translation=cls("geometry_msgs/msg/Vector3")(x=tx, y=ty, z=tz),
+            rotation=cls("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw),
         ),
     )
 
@@ -56,6 +69,21 @@ def transform_from_msg(msg: Any) -> Transform:
     Raises:
         ValueError: a non-finite value or a zero quaternion.
     """
+    translation, rotation = _checked_transform_values(msg)
+    return Transform.trusted(np.array(translation), np.array(rotation))
+
+
+def deferred_transform_from_msg(msg: Any) -> Callable[[], Transform]:
+    """:func:`transform_from_msg`, checked now but built when called (for a TF buffer's look-ups).
+
+    Raises:
+        ValueError: a non-finite value or a zero quaternion.
+    """
+    translation, rotation = _checked_transform_values(msg)
+    return lambda: Transform.trusted(np.array(translation), np.array(rotation))
+
+
+def _checked_transform_values(msg: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
     tf = getattr(msg, "transform", msg)
     t, q = tf.translation, tf.rotation
     norm = math.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
@@ -64,9 +92,7 @@ def transform_from_msg(msg: Any) -> Transform:
             f"transform has a non-finite value or a zero quaternion: translation ({t.x}, {t.y}, {t.z}), "
             f"rotation ({q.x}, {q.y}, {q.z}, {q.w})"
         )
-    return Transform.trusted(
-        np.array([t.x, t.y, t.z]), np.array([q.x / norm, q.y / norm, q.z / norm, q.w / norm])
-    )
+    return (t.x, t.y, t.z), (q.x / norm, q.y / norm, q.z / norm, q.w / norm)
 
 
 def pose_msg(pose: Pose2D) -> Any:

@@ -30,7 +30,12 @@ from galley_core.geometry import Transform
 from galley_core.scene import load_scene, scene_path
 from galley_nodes import messages
 from galley_nodes.config_files import config_dirs
-from galley_nodes.conversions import pose2d_from_pose_msg, pose_msg, transform_stamped_msg
+from galley_nodes.conversions import (
+    pose2d_from_pose_msg,
+    pose_msg,
+    transform_stamped_msg,
+    transform_stamped_msg_from_values,
+)
 from galley_nodes.node import Node, Publishes, Subscribes, Timer
 from galley_nodes.qos import QoS
 from galley_sim.simulator import ROBOT_FRAMES, STATIC_FRAMES, KitchenSim, SimOptions
@@ -315,12 +320,12 @@ class SimNode(Node):
             transform_stamped_msg(odom_tf, c.odom_frame, c.base_frame, stamp),
         ]
         transforms += [
-            transform_stamped_msg(t, self._frame(parent), child, stamp)
-            for parent, child, t in sim.relative_transforms(ROBOT_FRAMES)
+            transform_stamped_msg_from_values(position, rotation, self._frame(parent), child, stamp)
+            for parent, child, position, rotation in sim.relative_pose_values(ROBOT_FRAMES)
         ]
         transforms += [
-            transform_stamped_msg(t, c.map_frame, f"object/{name}", stamp)
-            for name, t in sim.object_poses().items()
+            transform_stamped_msg_from_values(position, rotation, c.map_frame, f"object/{name}", stamp)
+            for name, position, rotation in sim.object_pose_values()
         ]
         self.send_transforms(transforms)
         position, velocity, effort = sim.joint_state()
