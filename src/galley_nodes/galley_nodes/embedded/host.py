@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from galley_core.config import ConfigError, config_from_values
 from galley_core.tf_tree import TransformError, TransformTree
 from galley_nodes import messages
-from galley_nodes.conversions import transform_from_msg, transform_stamped_msg
+from galley_nodes.conversions import deferred_transform_from_msg, transform_stamped_msg
 from galley_nodes.embedded.bus import Bus, BusPublisher
 from galley_nodes.node import Node, NodeHost
 from galley_nodes.params_file import (
@@ -336,13 +336,15 @@ class EmbeddedHost:
     # -- TF ------------------------------------------------------------------------------------
 
     def _ingest_tf(self, msg: Any, *, static: bool) -> None:
+        set_transform, time_ns = self.tf.set_transform, messages.time_ns_from_msg
         for t in msg.transforms:
             try:
-                self.tf.set_transform(
+                # Checked now, converted on the first look-up that needs it: most are never looked up.
+                set_transform(
                     t.header.frame_id,
                     t.child_frame_id,
-                    messages.time_ns_from_msg(t.header.stamp),
-                    transform_from_msg(t),
+                    time_ns(t.header.stamp),
+                    deferred_transform_from_msg(t),
                     static=static,
                 )
             except (TransformError, ValueError) as err:
