@@ -443,11 +443,15 @@ class SimNode(Node):
         )
 
     def _publish_cameras(self) -> None:
+        # An image nobody subscribes to is not rendered (rendering is most of a camera tick's
+        # cost); camera_info goes out regardless, it costs next to nothing.
         for short, camera in CAMERAS.items():
             frame = f"{camera}_optical"
-            self.publish(f"camera/{short}/image_raw", self._image(self.sim.render(camera), frame, "rgb8"))
+            topic = f"camera/{short}/image_raw"
+            if self.has_subscribers(topic):
+                self.publish(topic, self._image(self.sim.render(camera), frame, "rgb8"))
             self.publish(f"camera/{short}/camera_info", self._camera_info(camera, frame))
-        if self.config.depth_enabled:
+        if self.config.depth_enabled and self.has_subscribers("camera/base/depth/image_raw"):
             depth = self.sim.render("base_camera", depth=True).astype(np.float32)
             self.publish("camera/base/depth/image_raw", self._image(depth, "base_camera_optical", "32FC1"))
 
