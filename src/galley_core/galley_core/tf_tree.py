@@ -89,6 +89,7 @@ class TransformTree:
     def __init__(self, cache_time_ns: int = 10_000_000_000) -> None:
         self.cache_time_ns = cache_time_ns
         self._edges: dict[str, _Edge] = {}
+        self._children: dict[str, int] = {}  # per parent frame: how many edges hang from it
 
     def frames(self) -> list[str]:
         """Every frame known, sorted."""
@@ -120,6 +121,9 @@ class TransformTree:
             )
         edge = self._edges.get(child)
         if edge is None or edge.parent != parent or edge.static != static:
+            if edge is not None:
+                self._children[edge.parent] -= 1
+            self._children[parent] = self._children.get(parent, 0) + 1
             edge = self._edges[child] = _Edge(parent, static)
         if static:
             edge.stamps[:] = [stamp_ns]
@@ -153,7 +157,7 @@ class TransformTree:
         return chain
 
     def _require(self, frame: str) -> None:
-        if frame not in self._edges and not any(e.parent == frame for e in self._edges.values()):
+        if frame not in self._edges and not self._children.get(frame):
             known = ", ".join(self.frames()) or "none yet"
             raise FrameNotFoundError(f"frame {frame!r} does not exist (known frames: {known})")
 
@@ -172,7 +176,8 @@ class TransformTree:
         if target == source:
             return Transform.identity(), time_ns or 0
         up_source, up_target = self._chain(source), self._chain(target)
-        common = next((f for f in up_source if f in set(up_target)), None)
+        in_target = set(up_target)
+        common = next((f for f in up_source if f in in_target), None)
         if common is None:
             raise ConnectivityError(
                 f"frames {target!r} and {source!r} are not connected: their roots are "

@@ -6,7 +6,7 @@ Works with the message classes of either host (see :mod:`galley_nodes.messages`)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ __all__ = [
     "transform_from_pose_msg",
     "transform_stamped_msg",
     "transform_stamped_msg_from_values",
+    "transform_stamped_msgs_from_values",
 ]
 
 
@@ -49,18 +50,34 @@ def transform_stamped_msg_from_values(
 
     ``translation`` is (x, y, z) in metres, ``rotation`` (x, y, z, w); see :func:`transform_stamped_msg`.
     """
-    (tx, ty, tz), (qx, qy, qz, qw) = translation, rotation
+    return transform_stamped_msgs_from_values([(parent, child, translation, rotation)], stamp)[0]
+
+
+def transform_stamped_msgs_from_values(
+    items: Iterable[tuple[str, str, Sequence[float], Sequence[float]]], stamp: int | Any
+) -> list[Any]:
+    """One TF message's worth of ``TransformStamped``, all with ``stamp``.
+
+    ``items`` are (parent, child, (x, y, z), (qx, qy, qz, qw)) in metres and Python floats.
+    """
     if isinstance(stamp, int):
         stamp = messages.time_msg(stamp)
     cls = messages.message_class
-    return cls("geometry_msgs/msg/TransformStamped")(
-        header=cls("std_msgs/msg/Header")(stamp=stamp, frame_id=parent),
-        child_frame_id=child,
-        transform=cls("geometry_msgs/msg/Transform")(
-            translation=cls("geometry_msgs/msg/Vector3")(x=tx, y=ty, z=tz),
-            rotation=cls("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw),
-        ),
-    )
+    stamped, header = cls("geometry_msgs/msg/TransformStamped"), cls("std_msgs/msg/Header")
+    transform, vector = cls("geometry_msgs/msg/Transform"), cls("geometry_msgs/msg/Vector3")
+    quaternion = cls("geometry_msgs/msg/Quaternion")
+    out = []
+    for parent, child, (tx, ty, tz), (qx, qy, qz, qw) in items:
+        out.append(
+            stamped(
+                header=header(stamp=stamp, frame_id=parent),
+                child_frame_id=child,
+                transform=transform(
+                    translation=vector(x=tx, y=ty, z=tz), rotation=quaternion(x=qx, y=qy, z=qz, w=qw)
+                ),
+            )
+        )
+    return out
 
 
 def transform_from_msg(msg: Any) -> Transform:

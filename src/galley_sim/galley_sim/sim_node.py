@@ -34,7 +34,7 @@ from galley_nodes.conversions import (
     pose2d_from_pose_msg,
     pose_msg,
     transform_stamped_msg,
-    transform_stamped_msg_from_values,
+    transform_stamped_msgs_from_values,
 )
 from galley_nodes.node import Node, Publishes, Subscribes, Timer
 from galley_nodes.qos import QoS
@@ -319,14 +319,9 @@ class SimNode(Node):
             transform_stamped_msg(sim.map_to_odom(), c.map_frame, c.odom_frame, stamp),
             transform_stamped_msg(odom_tf, c.odom_frame, c.base_frame, stamp),
         ]
-        transforms += [
-            transform_stamped_msg_from_values(position, rotation, self._frame(parent), child, stamp)
-            for parent, child, position, rotation in sim.relative_pose_values(ROBOT_FRAMES)
-        ]
-        transforms += [
-            transform_stamped_msg_from_values(position, rotation, c.map_frame, f"object/{name}", stamp)
-            for name, position, rotation in sim.object_pose_values()
-        ]
+        robot = [(self._frame(p), ch, t, q) for p, ch, t, q in sim.relative_pose_values(ROBOT_FRAMES)]
+        objects = [(c.map_frame, f"object/{n}", t, q) for n, t, q in sim.object_pose_values()]
+        transforms += transform_stamped_msgs_from_values(robot + objects, stamp)
         self.send_transforms(transforms)
         position, velocity, effort = sim.joint_state()
         self.publish(
@@ -381,15 +376,16 @@ class SimNode(Node):
         self.send_transforms(transforms, static=True)
 
     def _publish_imu(self) -> None:
-        quat, gyro, acc = self.sim.imu()
+        (qx, qy, qz, qw), (gx, gy, gz), (ax, ay, az) = (v.tolist() for v in self.sim.imu())
+        vector = messages.message_class("geometry_msgs/msg/Vector3")  # 100 Hz: nested ones built directly
         self.publish(
             "imu/data",
             self.msg(
                 "sensor_msgs/msg/Imu",
                 header=self._header("imu_link"),
-                orientation=dict(zip("xyzw", map(float, quat), strict=True)),
-                angular_velocity=dict(zip("xyz", map(float, gyro), strict=True)),
-                linear_acceleration=dict(zip("xyz", map(float, acc), strict=True)),
+                orientation=messages.message_class("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw),
+                angular_velocity=vector(x=gx, y=gy, z=gz),
+                linear_acceleration=vector(x=ax, y=ay, z=az),
             ),
         )
 
