@@ -114,13 +114,11 @@ def _checked_transform_values(msg: Any) -> tuple[tuple[float, ...], tuple[float,
 
 def pose_msg(pose: Pose2D) -> Any:
     """``geometry_msgs/msg/Pose`` of a planar pose (z = 0)."""
-    q = pose.to_transform().rotation
-    return messages.new(
-        "geometry_msgs/msg/Pose",
-        position=messages.new("geometry_msgs/msg/Point", x=pose.x, y=pose.y, z=0.0),
-        orientation=messages.new(
-            "geometry_msgs/msg/Quaternion", x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3])
-        ),
+    qx, qy, qz, qw = pose.to_transform().rotation.tolist()
+    cls = messages.message_class  # several per state message: built directly
+    return cls("geometry_msgs/msg/Pose")(
+        position=cls("geometry_msgs/msg/Point")(x=pose.x, y=pose.y, z=0.0),
+        orientation=cls("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw),
     )
 
 
