@@ -295,8 +295,8 @@ class SimNode(Node):
             self._stamp_cache = (self._tick, messages.time_msg(round(self.sim.time_s * 1e9)))
         return self._stamp_cache[1]
 
-    def _header(self, frame: str) -> dict[str, Any]:
-        return {"stamp": self._stamp(), "frame_id": frame}
+    def _header(self, frame: str) -> Any:
+        return messages.message_class("std_msgs/msg/Header")(stamp=self._stamp(), frame_id=frame)
 
     # -- publishing ----------------------------------------------------------------------------
 

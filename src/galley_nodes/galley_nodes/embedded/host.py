@@ -336,14 +336,19 @@ class EmbeddedHost:
     # -- TF ------------------------------------------------------------------------------------
 
     def _ingest_tf(self, msg: Any, *, static: bool) -> None:
-        set_transform, time_ns = self.tf.set_transform, messages.time_ns_from_msg
+        set_transform = self.tf.set_transform
+        stamp, stamp_ns = None, 0
         for t in msg.transforms:
+            header = t.header
             try:
+                if header.stamp is not stamp:  # a broadcaster's transforms usually share one stamp
+                    stamp_ns = messages.time_ns_from_msg(header.stamp)
+                    stamp = header.stamp
                 # Checked now, converted on the first look-up that needs it: most are never looked up.
                 set_transform(
-                    t.header.frame_id,
+                    header.frame_id,
                     t.child_frame_id,
-                    time_ns(t.header.stamp),
+                    stamp_ns,
                     deferred_transform_from_msg(t),
                     static=static,
                 )
