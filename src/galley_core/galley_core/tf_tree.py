@@ -75,6 +75,9 @@ class _Edge:
         return self._get(i - 1).interpolate(self._get(i), (time_ns - t0) / (t1 - t0))
 
 
+_IDENTITY = Transform.identity()
+
+
 def _clean(frame: str) -> str:
     return frame.lstrip("/")
 
@@ -201,8 +204,11 @@ class TransformTree:
         return True
 
     def _compose(self, path: list[str], time_ns: int) -> Transform:
-        """``T_top_frame`` for ``path = [frame, parent, grandparent, ...]`` below the top."""
-        result = Transform.identity()
+        """``T_top_frame`` for ``path = [frame, parent, grandparent, ...]`` below the top.
+
+        An empty path gives a shared identity: callers only compose with it, never hand it out.
+        """
+        result = _IDENTITY
         for child in path:
             result = self._edges[child].at(time_ns, child) * result
         return result
