@@ -3,8 +3,9 @@
     python bench/sim.py [--quick]
 
 Runs the ``sim`` node in the embedded host with ``square_driver`` commanding the base (so the
-robot moves and the TF tree changes), for a number of simulated seconds after a warm-up (model
-compilation, GL context), and divides simulated by wall-clock time. The ceiling is MuJoCo's own
+robot moves and the TF tree changes) and, with cameras, a subscriber on each image topic (the
+node renders only images someone receives), for a number of simulated seconds after a warm-up
+(model compilation, GL context), and divides simulated by wall-clock time. The ceiling is MuJoCo's own
 ``mj_step`` loop on the same compiled model with the same objects resting, no sensors and no
 messages. Targets (issue 3): >= 30x with cameras off, >= 5x with both cameras at 10 Hz.
 Prints a table and, last, one JSON line.
@@ -21,13 +22,24 @@ from galley_core.scene import load_scene, scene_path
 from galley_nodes.config_files import config_dirs
 from galley_nodes.embedded import EmbeddedHost
 from galley_nodes.nodes.square_driver import SquareDriverNode
+from galley_nodes.qos import QoS
 from galley_sim.sim_node import SimNode
 from galley_sim.simulator import KitchenSim
 
+#: The camera images, each with a subscriber: the sim node renders only what someone receives.
+CAMERA_TOPICS = ("/camera/base/image_raw", "/camera/base/depth/image_raw", "/camera/wrist/image_raw")
+
 
 def node_rtf(sim_seconds: float, **params: object) -> float:
-    """Simulated seconds per wall second of the sim node (with square_driver) in the embedded host."""
+    """Simulated seconds per wall second of the sim node (with square_driver) in the embedded host.
+
+    With cameras, every image topic has a subscriber (as when recording), so all three are rendered.
+    """
     host = EmbeddedHost()
+    if params.get("cameras_enabled"):
+        consumer = host.participant("camera_consumer")
+        for topic in CAMERA_TOPICS:
+            consumer.create_subscription(topic, "sensor_msgs/msg/Image", lambda _: None, QoS(depth=1))
     host.add_node(SimNode, parameters={"seed": 1, **params})
     host.add_node(SquareDriverNode, parameters={"side_m": 1.0, "speed_mps": 0.18, "laps": 5})
     host.run_for(1.0)  # warm-up: GL context, first renders, caches

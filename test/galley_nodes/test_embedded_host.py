@@ -168,6 +168,19 @@ def test_incompatible_qos_delivers_nothing_and_warns(caplog):
     assert "RELIABILITY" in caplog.text and "/strict" in caplog.text
 
 
+def test_subscription_count_counts_matched_subscriptions_only():
+    host = EmbeddedHost()
+    counter = host.add_node(Counter)
+    assert counter.has_subscribers("count") is False
+    spy(host, "/count", qos=QoS(reliability="best_effort"), name="relaxed")  # asks less: matched
+    assert counter.has_subscribers("count") is True
+    best_effort = host.participant("sensor").create_publisher("/scan", INT32, QoS.sensor_data())
+    spy(host, "/scan", qos=QoS(reliability="reliable"), name="strict")  # incompatible: not counted
+    assert best_effort.get_subscription_count() == 0
+    with pytest.raises(KeyError, match="does not publish"):
+        counter.has_subscribers("other")
+
+
 def test_timers_fire_at_their_periods_in_simulated_time():
     host = EmbeddedHost()
     fast = host.add_node(Counter, name="fast", parameters={"period_s": 0.1})

@@ -146,6 +146,29 @@ def test_images_have_the_declared_sizes_and_encodings(kitchen, tmp_path):
     assert host.tf.can_transform("base_link", "base_camera_optical")
 
 
+def test_an_image_nobody_subscribes_to_is_not_rendered(kitchen, tmp_path):
+    path = tmp_path / "episode.json"
+    path.write_text(json.dumps(sample_episode(kitchen, 2).to_dict()))
+    host = EmbeddedHost()
+    wrist: list[Any] = []
+    host.participant("probe").create_subscription(
+        "/camera/wrist/image_raw", "sensor_msgs/msg/Image", wrist.append, QoS(depth=10)
+    )
+    host.add_node(SimNode, parameters={"episode_file": str(path), "cameras_enabled": True})
+    host.run_for(0.2)
+    stats = host.bus.statistics()
+    assert len(wrist) == 2 and stats["/camera/wrist/image_raw"]["published"] == 2
+    assert stats["/camera/base/image_raw"]["published"] == 0
+    assert stats["/camera/base/depth/image_raw"]["published"] == 0
+    assert stats["/camera/base/camera_info"]["published"] == 2  # info goes out regardless
+    depth: list[Any] = []
+    host.participant("late").create_subscription(
+        "/camera/base/depth/image_raw", "sensor_msgs/msg/Image", depth.append, QoS(depth=10)
+    )
+    host.run_for(0.1)
+    assert len(depth) == 1 and depth[0].encoding == "32FC1"
+
+
 def chroma(rgb: np.ndarray) -> np.ndarray:
     rgb = rgb.astype(float)
     return rgb / np.maximum(rgb.sum(axis=-1, keepdims=True), 1.0)

@@ -11,6 +11,7 @@ no time it uses the latest time at which every transform on the path is known, a
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from galley_core.geometry import Transform
@@ -20,6 +21,7 @@ __all__ = [
     "ExtrapolationError",
     "FrameNotFoundError",
     "TransformError",
+    "TransformSource",
     "TransformTree",
 ]
 
@@ -40,19 +42,29 @@ class ExtrapolationError(TransformError):
     """The requested time lies outside the buffered stamps of a transform on the path."""
 
 
+#: A transform, or a function that builds it when a look-up first needs it.
+TransformSource = Transform | Callable[[], Transform]
+
+
 @dataclass
 class _Edge:
     parent: str
     static: bool
     stamps: list[int] = field(default_factory=list)
-    transforms: list[Transform] = field(default_factory=list)
+    transforms: list[TransformSource] = field(default_factory=list)
+
+    def _get(self, i: int) -> Transform:
+        transform = self.transforms[i]
+        if not isinstance(transform, Transform):
+            transform = self.transforms[i] = transform()
+        return transform
 
     def at(self, time_ns: int, child: str) -> Transform:
         if self.static:
-            return self.transforms[-1]
+            return self._get(-1)
         i = bisect.bisect_left(self.stamps, time_ns)
         if i < len(self.stamps) and self.stamps[i] == time_ns:
-            return self.transforms[i]
+            return self._get(i)
         if i == 0 or i == len(self.stamps):
             raise ExtrapolationError(
                 f"transform {self.parent} -> {child} is known for t in "
@@ -60,7 +72,10 @@ class _Edge:
                 f"not at {time_ns * 1e-9:.3f} s"
             )
         t0, t1 = self.stamps[i - 1], self.stamps[i]
-        return self.transforms[i - 1].interpolate(self.transforms[i], (time_ns - t0) / (t1 - t0))
+        return self._get(i - 1).interpolate(self._get(i), (time_ns - t0) / (t1 - t0))
+
+
+_IDENTITY = Transform.identity()
 
 
 def _clean(frame: str) -> str:
@@ -77,6 +92,7 @@ class TransformTree:
     def __init__(self, cache_time_ns: int = 10_000_000_000) -> None:
         self.cache_time_ns = cache_time_ns
         self._edges: dict[str, _Edge] = {}
+        self._children: dict[str, int] = {}  # per parent frame: how many edges hang from it
 
     def frames(self) -> list[str]:
         """Every frame known, sorted."""
@@ -84,24 +100,45 @@ class TransformTree:
         return sorted(names)
 
     def set_transform(
-        self, parent: str, child: str, stamp_ns: int, transform: Transform, *, static: bool = False
+        self,
+        parent: str,
+        child: str,
+        stamp_ns: int,
+        transform: TransformSource,
+        *,
+        static: bool = False,
     ) -> None:
         """Insert ``T_parent_child`` at ``stamp_ns``. A static transform replaces the edge's history.
+
+        ``transform`` may be a function that builds it: it is called on the first look-up that
+        needs this stamp, so transforms that are never looked up (most of a 50 Hz TF stream) cost
+        nothing to convert.
 
         Raises:
             TransformError: the frame names are empty or equal.
         """
-        parent, child = _clean(parent), _clean(child)
+        parent, child = parent.lstrip("/"), child.lstrip("/")
         if not parent or not child or parent == child:
             raise TransformError(
                 f"invalid transform {parent!r} -> {child!r}: frames must differ and be named"
             )
         edge = self._edges.get(child)
         if edge is None or edge.parent != parent or edge.static != static:
+            if edge is not None:
+                self._children[edge.parent] -= 1
+            self._children[parent] = self._children.get(parent, 0) + 1
             edge = self._edges[child] = _Edge(parent, static)
         if static:
             edge.stamps[:] = [stamp_ns]
             edge.transforms[:] = [transform]
+            return
+        stamps = edge.stamps
+        if not stamps or stamp_ns > stamps[-1]:  # the usual case: a newer stamp, appended
+            stamps.append(stamp_ns)
+            edge.transforms.append(transform)
+            if stamps[0] < stamp_ns - self.cache_time_ns:
+                cutoff = bisect.bisect_left(stamps, stamp_ns - self.cache_time_ns)
+                del stamps[:cutoff], edge.transforms[:cutoff]
             return
         i = bisect.bisect_left(edge.stamps, stamp_ns)
         if i < len(edge.stamps) and edge.stamps[i] == stamp_ns:
@@ -123,7 +160,7 @@ class TransformTree:
         return chain
 
     def _require(self, frame: str) -> None:
-        if frame not in self._edges and not any(e.parent == frame for e in self._edges.values()):
+        if frame not in self._edges and not self._children.get(frame):
             known = ", ".join(self.frames()) or "none yet"
             raise FrameNotFoundError(f"frame {frame!r} does not exist (known frames: {known})")
 
@@ -142,7 +179,8 @@ class TransformTree:
         if target == source:
             return Transform.identity(), time_ns or 0
         up_source, up_target = self._chain(source), self._chain(target)
-        common = next((f for f in up_source if f in set(up_target)), None)
+        in_target = set(up_target)
+        common = next((f for f in up_source if f in in_target), None)
         if common is None:
             raise ConnectivityError(
                 f"frames {target!r} and {source!r} are not connected: their roots are "
@@ -166,8 +204,11 @@ class TransformTree:
         return True
 
     def _compose(self, path: list[str], time_ns: int) -> Transform:
-        """``T_top_frame`` for ``path = [frame, parent, grandparent, ...]`` below the top."""
-        result = Transform.identity()
+        """``T_top_frame`` for ``path = [frame, parent, grandparent, ...]`` below the top.
+
+        An empty path gives a shared identity: callers only compose with it, never hand it out.
+        """
+        result = _IDENTITY
         for child in path:
             result = self._edges[child].at(time_ns, child) * result
         return result

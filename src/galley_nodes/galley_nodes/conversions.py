@@ -6,6 +6,7 @@ Works with the message classes of either host (see :mod:`galley_nodes.messages`)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from galley_core.navigation.grid import OccupancyGrid
 from galley_nodes import messages
 
 __all__ = [
+    "deferred_transform_from_msg",
     "diagnostic_array_msg",
     "image_from_msg",
     "occupancy_grid_from_msg",
@@ -26,6 +28,8 @@ __all__ = [
     "transform_from_msg",
     "transform_from_pose_msg",
     "transform_stamped_msg",
+    "transform_stamped_msg_from_values",
+    "transform_stamped_msgs_from_values",
 ]
 
 
@@ -35,20 +39,46 @@ def transform_stamped_msg(transform: Transform, parent: str, child: str, stamp: 
     ``stamp`` is integer nanoseconds or a ``builtin_interfaces/msg/Time`` (share one among the
     transforms of a TF message: they are built by the thousand).
     """
-    (tx, ty, tz), (qx, qy, qz, qw) = transform.translation.tolist(), transform.rotation.tolist()
+    return transform_stamped_msg_from_values(
+        transform.translation.tolist(), transform.rotation.tolist(), parent, child, stamp
+    )
+
+
+def transform_stamped_msg_from_values(
+    translation: Sequence[float], rotation: Sequence[float], parent: str, child: str, stamp: int | Any
+) -> Any:
+    """``geometry_msgs/msg/TransformStamped`` of a translation and a unit quaternion as Python floats.
+
+    ``translation`` is (x, y, z) in metres, ``rotation`` (x, y, z, w); see :func:`transform_stamped_msg`.
+    """
+    return transform_stamped_msgs_from_values([(parent, child, translation, rotation)], stamp)[0]
+
+
+def transform_stamped_msgs_from_values(
+    items: Iterable[tuple[str, str, Sequence[float], Sequence[float]]], stamp: int | Any
+) -> list[Any]:
+    """One TF message's worth of ``TransformStamped``, all with ``stamp``.
+
+    ``items`` are (parent, child, (x, y, z), (qx, qy, qz, qw)) in metres and Python floats.
+    """
     if isinstance(stamp, int):
         stamp = messages.time_msg(stamp)
-    new = messages.backend().new
-    return new(
-        "geometry_msgs/msg/TransformStamped",
-        header=new("std_msgs/msg/Header", stamp=stamp, frame_id=parent),
-        child_frame_id=child,
-        transform=new(
-            "geometry_msgs/msg/Transform",
-            translation=new("geometry_msgs/msg/Vector3", x=tx, y=ty, z=tz),
-            rotation=new("geometry_msgs/msg/Quaternion", x=qx, y=qy, z=qz, w=qw),
-        ),
-    )
+    cls = messages.message_class
+    stamped, header = cls("geometry_msgs/msg/TransformStamped"), cls("std_msgs/msg/Header")
+    transform, vector = cls("geometry_msgs/msg/Transform"), cls("geometry_msgs/msg/Vector3")
+    quaternion = cls("geometry_msgs/msg/Quaternion")
+    out = []
+    for parent, child, (tx, ty, tz), (qx, qy, qz, qw) in items:
+        out.append(
+            stamped(
+                header=header(stamp=stamp, frame_id=parent),
+                child_frame_id=child,
+                transform=transform(
+                    translation=vector(x=tx, y=ty, z=tz), rotation=quaternion(x=qx, y=qy, z=qz, w=qw)
+                ),
+            )
+        )
+    return out
 
 
 def transform_from_msg(msg: Any) -> Transform:
@@ -57,6 +87,21 @@ def transform_from_msg(msg: Any) -> Transform:
     Raises:
         ValueError: a non-finite value or a zero quaternion.
     """
+    translation, rotation = _checked_transform_values(msg)
+    return Transform.trusted(np.array(translation), np.array(rotation))
+
+
+def deferred_transform_from_msg(msg: Any) -> Callable[[], Transform]:
+    """:func:`transform_from_msg`, checked now but built when called (for a TF buffer's look-ups).
+
+    Raises:
+        ValueError: a non-finite value or a zero quaternion.
+    """
+    translation, rotation = _checked_transform_values(msg)
+    return lambda: Transform.trusted(np.array(translation), np.array(rotation))
+
+
+def _checked_transform_values(msg: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
     tf = getattr(msg, "transform", msg)
     t, q = tf.translation, tf.rotation
     norm = math.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
@@ -65,20 +110,16 @@ def transform_from_msg(msg: Any) -> Transform:
             f"transform has a non-finite value or a zero quaternion: translation ({t.x}, {t.y}, {t.z}), "
             f"rotation ({q.x}, {q.y}, {q.z}, {q.w})"
         )
-    return Transform.trusted(
-        np.array([t.x, t.y, t.z]), np.array([q.x / norm, q.y / norm, q.z / norm, q.w / norm])
-    )
+    return (t.x, t.y, t.z), (q.x / norm, q.y / norm, q.z / norm, q.w / norm)
 
 
 def pose_msg(pose: Pose2D) -> Any:
     """``geometry_msgs/msg/Pose`` of a planar pose (z = 0)."""
-    q = pose.to_transform().rotation
-    return messages.new(
-        "geometry_msgs/msg/Pose",
-        position=messages.new("geometry_msgs/msg/Point", x=pose.x, y=pose.y, z=0.0),
-        orientation=messages.new(
-            "geometry_msgs/msg/Quaternion", x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3])
-        ),
+    qx, qy, qz, qw = pose.to_transform().rotation.tolist()
+    cls = messages.message_class  # several per state message: built directly
+    return cls("geometry_msgs/msg/Pose")(
+        position=cls("geometry_msgs/msg/Point")(x=pose.x, y=pose.y, z=0.0),
+        orientation=cls("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw),
     )
 
 

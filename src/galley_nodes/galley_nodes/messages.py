@@ -22,6 +22,7 @@ __all__ = [
     "MessageBackend",
     "MessageError",
     "backend",
+    "message_class",
     "new",
     "time_msg",
     "time_ns_from_msg",
@@ -47,6 +48,7 @@ class MessageBackend(Protocol):
 
 
 _backend: MessageBackend | None = None
+_classes: dict[str, type] = {}
 
 
 def backend() -> MessageBackend:
@@ -66,12 +68,25 @@ def use_backend(new_backend: MessageBackend | None) -> MessageBackend | None:
     """
     global _backend
     previous, _backend = _backend, new_backend
+    _classes.clear()
     return previous
 
 
 def new(type_name: str, /, **fields: Any) -> Any:
     """A new message of ``type_name`` (``pkg/msg/Name``) from the current backend."""
     return backend().new(type_name, **fields)
+
+
+def message_class(type_name: str) -> type:
+    """The current backend's class of ``type_name``, cached.
+
+    For code that builds messages by the thousand: calling the class with every field given as a
+    keyword skips :func:`new`'s defaults and conversions, and works with both backends' classes.
+    """
+    cls = _classes.get(type_name)
+    if cls is None:
+        cls = _classes[type_name] = backend().get_class(type_name)
+    return cls
 
 
 def type_name_of(msg: Any) -> str:
@@ -86,7 +101,7 @@ def type_name_of(msg: Any) -> str:
 def time_msg(time_ns: int) -> Any:
     """``builtin_interfaces/msg/Time`` for integer nanoseconds."""
     sec, nanosec = divmod(int(time_ns), 1_000_000_000)
-    return new("builtin_interfaces/msg/Time", sec=sec, nanosec=nanosec)
+    return message_class("builtin_interfaces/msg/Time")(sec=sec, nanosec=nanosec)
 
 
 def time_ns_from_msg(stamp: Any) -> int:

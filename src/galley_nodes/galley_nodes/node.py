@@ -125,9 +125,13 @@ class TimerHandle(Protocol):
 
 
 class PublisherHandle(Protocol):
-    """What a host returns for a publication."""
+    """What a host returns for a publication (an rclpy ``Publisher`` under ROS 2)."""
 
     def publish(self, msg: Any) -> None: ...
+
+    def get_subscription_count(self) -> int:
+        """How many subscriptions currently receive this publisher's messages."""
+        ...
 
 
 class NodeHost(ABC):
@@ -222,6 +226,19 @@ class Node:
             declared = ", ".join(self._publishers) or "none"
             raise KeyError(f"node {self.name!r} does not publish {topic!r} (declared: {declared})") from None
         publisher.publish(msg)
+
+    def has_subscribers(self, topic: str) -> bool:
+        """Whether anyone receives what is published on ``topic`` (declared in ``publishes``).
+
+        For work done only to be published, such as rendering a camera image: skip it when this
+        is False, as ROS 2 camera drivers do.
+        """
+        try:
+            publisher = self._publishers[topic]
+        except KeyError:
+            declared = ", ".join(self._publishers) or "none"
+            raise KeyError(f"node {self.name!r} does not publish {topic!r} (declared: {declared})") from None
+        return publisher.get_subscription_count() > 0
 
     @staticmethod
     def msg(type_name: str, /, **fields: Any) -> Any:

@@ -30,7 +30,12 @@ from galley_core.geometry import Transform
 from galley_core.scene import load_scene, scene_path
 from galley_nodes import messages
 from galley_nodes.config_files import config_dirs
-from galley_nodes.conversions import pose2d_from_pose_msg, pose_msg, transform_stamped_msg
+from galley_nodes.conversions import (
+    pose2d_from_pose_msg,
+    pose_msg,
+    transform_stamped_msg,
+    transform_stamped_msgs_from_values,
+)
 from galley_nodes.node import Node, Publishes, Subscribes, Timer
 from galley_nodes.qos import QoS
 from galley_sim.simulator import ROBOT_FRAMES, STATIC_FRAMES, KitchenSim, SimOptions
@@ -290,8 +295,8 @@ class SimNode(Node):
             self._stamp_cache = (self._tick, messages.time_msg(round(self.sim.time_s * 1e9)))
         return self._stamp_cache[1]
 
-    def _header(self, frame: str) -> dict[str, Any]:
-        return {"stamp": self._stamp(), "frame_id": frame}
+    def _header(self, frame: str) -> Any:
+        return messages.message_class("std_msgs/msg/Header")(stamp=self._stamp(), frame_id=frame)
 
     # -- publishing ----------------------------------------------------------------------------
 
@@ -314,14 +319,9 @@ class SimNode(Node):
             transform_stamped_msg(sim.map_to_odom(), c.map_frame, c.odom_frame, stamp),
             transform_stamped_msg(odom_tf, c.odom_frame, c.base_frame, stamp),
         ]
-        transforms += [
-            transform_stamped_msg(t, self._frame(parent), child, stamp)
-            for parent, child, t in sim.relative_transforms(ROBOT_FRAMES)
-        ]
-        transforms += [
-            transform_stamped_msg(t, c.map_frame, f"object/{name}", stamp)
-            for name, t in sim.object_poses().items()
-        ]
+        robot = [(self._frame(p), ch, t, q) for p, ch, t, q in sim.relative_pose_values(ROBOT_FRAMES)]
+        objects = [(c.map_frame, f"object/{n}", t, q) for n, t, q in sim.object_pose_values()]
+        transforms += transform_stamped_msgs_from_values(robot + objects, stamp)
         self.send_transforms(transforms)
         position, velocity, effort = sim.joint_state()
         self.publish(
@@ -376,15 +376,16 @@ class SimNode(Node):
         self.send_transforms(transforms, static=True)
 
     def _publish_imu(self) -> None:
-        quat, gyro, acc = self.sim.imu()
+        (qx, qy, qz, qw), (gx, gy, gz), (ax, ay, az) = (v.tolist() for v in self.sim.imu())
+        vector = messages.message_class("geometry_msgs/msg/Vector3")  # 100 Hz: nested ones built directly
         self.publish(
             "imu/data",
             self.msg(
                 "sensor_msgs/msg/Imu",
                 header=self._header("imu_link"),
-                orientation=dict(zip("xyzw", map(float, quat), strict=True)),
-                angular_velocity=dict(zip("xyz", map(float, gyro), strict=True)),
-                linear_acceleration=dict(zip("xyz", map(float, acc), strict=True)),
+                orientation=messages.message_class("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw),
+                angular_velocity=vector(x=gx, y=gy, z=gz),
+                linear_acceleration=vector(x=ax, y=ay, z=az),
             ),
         )
 
@@ -438,11 +439,15 @@ class SimNode(Node):
         )
 
     def _publish_cameras(self) -> None:
+        # An image nobody subscribes to is not rendered (rendering is most of a camera tick's
+        # cost); camera_info goes out regardless, it costs next to nothing.
         for short, camera in CAMERAS.items():
             frame = f"{camera}_optical"
-            self.publish(f"camera/{short}/image_raw", self._image(self.sim.render(camera), frame, "rgb8"))
+            topic = f"camera/{short}/image_raw"
+            if self.has_subscribers(topic):
+                self.publish(topic, self._image(self.sim.render(camera), frame, "rgb8"))
             self.publish(f"camera/{short}/camera_info", self._camera_info(camera, frame))
-        if self.config.depth_enabled:
+        if self.config.depth_enabled and self.has_subscribers("camera/base/depth/image_raw"):
             depth = self.sim.render("base_camera", depth=True).astype(np.float32)
             self.publish("camera/base/depth/image_raw", self._image(depth, "base_camera_optical", "32FC1"))
 

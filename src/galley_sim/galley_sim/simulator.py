@@ -379,6 +379,34 @@ class KitchenSim:
             out.append((parent, child, _transform(pos, quat)))
         return out
 
+    def relative_pose_values(
+        self, pairs: Iterable[tuple[str, str]]
+    ) -> list[tuple[str, str, list[float], list[float]]]:
+        """:meth:`relative_transforms` as Python floats: (parent, child, [x, y, z], [qx, qy, qz, qw]).
+
+        What the sim node puts in TF messages 50 times per simulated second, without building a
+        :class:`Transform` for each.
+        """
+        xpos, xquat = self.data.xpos, self.data.xquat
+        out = []
+        inv_pos, inv_quat, pos, quat = np.empty(3), np.empty(4), np.empty(3), np.empty(4)
+        for parent, child in pairs:
+            p, c = self._body_id(parent), self._body_id(child)
+            mujoco.mju_negPose(inv_pos, inv_quat, xpos[p], xquat[p])
+            mujoco.mju_mulPose(pos, quat, inv_pos, inv_quat, xpos[c], xquat[c])
+            w, x, y, z = quat.tolist()
+            out.append((parent, child, pos.tolist(), [x, y, z, w]))
+        return out
+
+    def object_pose_values(self) -> list[tuple[str, list[float], list[float]]]:
+        """:meth:`object_poses` as Python floats: (name, [x, y, z], [qx, qy, qz, qw])."""
+        xpos, xquat = self.data.xpos, self.data.xquat
+        out = []
+        for name, b in self._object_bodies.items():
+            w, x, y, z = xquat[b].tolist()
+            out.append((name, xpos[b].tolist(), [x, y, z, w]))
+        return out
+
     def _body_id(self, name: str) -> int:
         body_id = self._body_ids.get(name)
         if body_id is None:
@@ -430,7 +458,17 @@ class KitchenSim:
     def _renderer(self, width: int, height: int) -> Any:
         key = (width, height)
         if key not in self._renderers:
-            self._renderers[key] = mujoco.Renderer(self.model, height, width)
+            # Each renderer's offscreen buffer only as large as its images: the model's is sized
+            # for the largest (the top-down view), and clearing and resolving a 640x480 4x-MSAA
+            # buffer for a 320x240 image cost software GL about 15 % of each render. The pixels
+            # are the same. The renderer keeps this model, so episode colours still apply.
+            size = self.model.vis.global_
+            full = (size.offwidth, size.offheight)
+            size.offwidth, size.offheight = width, height
+            try:
+                self._renderers[key] = mujoco.Renderer(self.model, height, width)
+            finally:
+                size.offwidth, size.offheight = full
         return self._renderers[key]
 
     def render(

@@ -21,6 +21,7 @@ During training an auxiliary head predicts which objects lie in each zone from i
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -302,6 +303,26 @@ def load_model(path: str | Path = DEFAULT_WEIGHTS) -> tuple[PlannerNet, Vocabula
     return net, vocab, meta.get("training", {})
 
 
+def _shared_model(path: str | Path) -> tuple[PlannerNet, Vocabulary, dict[str, Any]]:
+    """:func:`load_model`, loaded once per process and file version: planners only run it.
+
+    An evaluation builds a task planner node per episode; loading the weights each time cost
+    more than some episodes' control loops.
+    """
+    p = Path(path)
+    try:
+        files = (p, p.with_suffix(".json"))
+        key = tuple((str(f.resolve()), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
+    except OSError:
+        return load_model(p)  # missing: load_model's error names the fix
+    return _cached_model(key, p)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_model(key: tuple[Any, ...], path: Path) -> tuple[PlannerNet, Vocabulary, dict[str, Any]]:
+    return load_model(path)
+
+
 class GalleyPlanner(Planner):
     """The ``galley`` backend: galley's planner network on the CPU, decoding under the scene's grammar.
 
@@ -316,7 +337,7 @@ class GalleyPlanner(Planner):
 
     def __init__(self, *, weights: str | Path = DEFAULT_WEIGHTS, constrained: bool = True) -> None:
         torch.set_num_threads(max(1, min(4, torch.get_num_threads())))
-        self.net, self.vocab, self.training = load_model(weights)
+        self.net, self.vocab, self.training = _shared_model(weights)
         self.constrained = constrained
 
     def _allowed(self, scene: Scene) -> torch.Tensor:

@@ -46,6 +46,10 @@ class BusPublisher:
     def publish(self, msg: Any) -> None:
         self.bus.publish(self, msg)
 
+    def get_subscription_count(self) -> int:
+        """Matched subscriptions and the host's taps on the topic (as rclpy's Publisher counts)."""
+        return self.bus.subscription_count(self)
+
 
 @dataclass(eq=False)
 class BusSubscription:
@@ -139,6 +143,11 @@ class Bus:
         if sub.qos.durability == "transient_local" and pub.history:
             for msg in pub.history:  # latched messages for the late joiner
                 self._enqueue(sub, msg)
+
+    def subscription_count(self, pub: BusPublisher) -> int:
+        """How many subscriptions (and taps) receive what ``pub`` publishes."""
+        matched = sum(1 for sub in self._topics[pub.topic].subscriptions if id(pub) in sub.matched)
+        return matched + len(self._taps.get(pub.topic, ()))
 
     def add_tap(self, topic: str, callback: Callable[[Any], None]) -> None:
         """Call ``callback`` synchronously with every message published on ``topic``."""

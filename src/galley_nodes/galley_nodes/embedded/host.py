@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from galley_core.config import ConfigError, config_from_values
 from galley_core.tf_tree import TransformError, TransformTree
 from galley_nodes import messages
-from galley_nodes.conversions import transform_from_msg, transform_stamped_msg
+from galley_nodes.conversions import deferred_transform_from_msg, transform_stamped_msg
 from galley_nodes.embedded.bus import Bus, BusPublisher
 from galley_nodes.node import Node, NodeHost
 from galley_nodes.params_file import (
@@ -336,13 +336,20 @@ class EmbeddedHost:
     # -- TF ------------------------------------------------------------------------------------
 
     def _ingest_tf(self, msg: Any, *, static: bool) -> None:
+        set_transform = self.tf.set_transform
+        stamp, stamp_ns = None, 0
         for t in msg.transforms:
+            header = t.header
             try:
-                self.tf.set_transform(
-                    t.header.frame_id,
+                if header.stamp is not stamp:  # a broadcaster's transforms usually share one stamp
+                    stamp_ns = messages.time_ns_from_msg(header.stamp)
+                    stamp = header.stamp
+                # Checked now, converted on the first look-up that needs it: most are never looked up.
+                set_transform(
+                    header.frame_id,
                     t.child_frame_id,
-                    messages.time_ns_from_msg(t.header.stamp),
-                    transform_from_msg(t),
+                    stamp_ns,
+                    deferred_transform_from_msg(t),
                     static=static,
                 )
             except (TransformError, ValueError) as err:

@@ -94,10 +94,14 @@ class RosbagsMessages:
             raise MessageError(_unknown_type(type_name, self.store.fielddefs)) from None
 
     def new(self, type_name: str, /, **fields: Any) -> Any:
+        return self.factory(type_name)(fields)
+
+    def factory(self, type_name: str) -> Callable[[dict[str, Any]], Any]:
+        """The constructor of ``type_name`` that takes its fields as one dict (built once per type)."""
         factory = self._factories.get(type_name)
         if factory is None:
             factory = self._factories[type_name] = self._make_factory(type_name)
-        return factory(fields)
+        return factory
 
     def _make_factory(self, type_name: str) -> Callable[[dict[str, Any]], Any]:
         cls = self.get_class(type_name)
@@ -146,7 +150,8 @@ class RosbagsMessages:
             value = _numpy_dtype(ros_type).type(0).item()
             return lambda: value
         if kind == Nodetype.NAME:
-            return lambda: self.new(spec)
+            nested = self.factory(spec)  # message types do not nest recursively
+            return lambda: nested({})
         (sub_kind, sub_spec), length = spec
         if kind == Nodetype.ARRAY:
             if sub_kind == Nodetype.BASE and sub_spec[0] not in _STRING_TYPES:
@@ -163,7 +168,8 @@ class RosbagsMessages:
         """How a given value becomes the field's value; None when it is taken as it is."""
         kind, spec = desc
         if kind == Nodetype.NAME:
-            return lambda value: self.new(spec, **value) if isinstance(value, dict) else value
+            nested = self.factory(spec)  # message types do not nest recursively
+            return lambda value: nested(value) if isinstance(value, dict) else value
         if kind == Nodetype.BASE:
             return None
         (sub_kind, sub_spec), length = spec
