@@ -117,3 +117,25 @@ def test_teleport_on_failure_puts_the_base_at_the_failed_goal_and_goes_on(repo, 
     ]
     pose = host.node("sim").sim.base_pose()
     assert (pose.x, pose.y) == pytest.approx((-3.0, 1.95), abs=0.01)
+
+
+def test_criteria_completion_judges_the_oracle_as_it_goes(tmp_path):
+    """completion: criteria ends each step as soon as ground truth meets it (before the oracle
+    reports); a pick needs the object lifted and in the gripper."""
+    from galley_nodes.cli.run import run_episode
+
+    params = tmp_path / "criteria.yaml"
+    params.write_text("task_executor:\n  ros__parameters:\n    completion: criteria\n")
+    runs = {
+        mode: run_episode(
+            "Move the bowl to the green zone",
+            seed=0,
+            plan_text="move to the purple zone; pick the bowl",
+            params=extra,
+            progress=False,
+        )["steps"]
+        for mode, extra in (("status", []), ("criteria", [params]))
+    }
+    assert [s["success"] for s in runs["criteria"]] == [True, True], runs["criteria"]
+    for by_status, by_criteria in zip(runs["status"], runs["criteria"], strict=True):
+        assert by_criteria["duration_s"] < by_status["duration_s"]

@@ -108,10 +108,8 @@ def build_host(
         load_node_class("monitor"), parameters={"scene": scene_name, **_monitor_rates(cameras, files)}
     )
     host.add_node(load_node_class("task_planner"), parameters={"scene": scene_name})
-    completion = "status" if policy is None else "criteria"
-    host.add_node(
-        load_node_class("task_executor"), parameters={"scene": scene_name, "completion": completion}
-    )
+    judge = {} if policy is None else {"completion": "criteria"}  # else as the params files say
+    host.add_node(load_node_class("task_executor"), parameters={"scene": scene_name, **judge})
     return host
 
 

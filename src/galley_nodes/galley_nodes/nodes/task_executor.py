@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from galley_core.config import param
 from galley_core.geometry import Pose2D, quaternion_from_yaw
 from galley_core.scene import Scene, load_scene, scene_path
@@ -62,6 +64,15 @@ class TaskExecutorConfig(ExecutorConfig):
         "criterion, checked at rate_hz; for learned policies, which report no status)",
         choices=("status", "criteria"),
     )
+    pick_hold_distance_m: float = param(
+        0.05,
+        "with completion 'criteria', a pick also needs the tool centre point this close to the "
+        "object's grasp point (a knocked object rises too)",
+        unit="m",
+        gt=0.0,
+    )
+    gripper_frame: str = param("gripper_link", "TF frame of the gripper (completion 'criteria')")
+    tcp_offset_m: float = param(0.11, "tool centre point along the gripper frame's x", unit="m")
 
 
 class TaskExecutorNode(Node):
@@ -239,8 +250,12 @@ class TaskExecutorNode(Node):
                     self._base_pose(), move_goal(self.scene, step.target), self.config
                 )
             elif step.action == "pick":
-                z = self._object_poses()[step.target].translation[2]
-                ok, reason = pick_succeeded(z, self._surface_z(step.target), step.target, self.config)
+                pose = self._object_poses()[step.target]
+                ok, reason = pick_succeeded(
+                    pose.translation[2], self._surface_z(step.target), step.target, self.config
+                )
+                if ok and self.config.completion == "criteria":
+                    ok, reason = self._held(step.target, pose)
             else:
                 assert self._place_goal is not None
                 position = self._object_poses()[step.target].translation
@@ -375,6 +390,20 @@ class TaskExecutorNode(Node):
         return min(
             self.scene.zones, key=lambda z: (z.approach[0] - base.x) ** 2 + (z.approach[1] - base.y) ** 2
         ).name
+
+    def _held(self, name: str, pose: Any) -> tuple[bool, str]:
+        """Whether the tool centre point is at the object's grasp point (it is in the gripper)."""
+        c = self.config
+        gripper = transform_from_msg(self.lookup_transform(c.map_frame, c.gripper_frame))
+        tcp = gripper.apply(np.array([c.tcp_offset_m, 0.0, 0.0]))
+        grasp = pose.apply(np.array(self.scene.object(name).grasp_offset))
+        distance = float(np.linalg.norm(tcp - grasp))
+        if distance <= c.pick_hold_distance_m:
+            return True, ""
+        return (
+            False,
+            f"the {name} is lifted but not held: the gripper is {distance:.3f} m from its grasp point",
+        )
 
     def _surface_z(self, obj: str) -> float:
         """Height of the surface under the object's start: the zone nearest to where it was."""
