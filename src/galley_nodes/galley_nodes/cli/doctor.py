@@ -189,6 +189,14 @@ def run_checks(*, render: bool = True, render_timeout_s: float = 60.0) -> list[C
             "galley-sim", "galley_sim", required=False, fix="pip install -e src/galley_sim (the simulator)"
         )
     )
+    for dist, module, what in (
+        ("torch", "torch", "galley's planner and the diffusion policy"),
+        ("diffusers", "diffusers", "the diffusion policy: galley train, eval --policy"),
+        ("pyarrow", "pyarrow", "galley export-lerobot's parquet files"),
+        ("av", "av", "galley export-lerobot's videos"),
+        ("transformers", "transformers", "the transformers planner backend"),
+    ):
+        checks.append(_check_distribution(dist, module, required=False, fix=f"{pip_fix} ({what})"))
     checks.append(_check_ros2())
     mujoco = _check_distribution(
         "mujoco", "mujoco", required=False, fix="pip install mujoco (the built-in simulator)"
