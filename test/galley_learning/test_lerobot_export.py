@@ -391,10 +391,10 @@ def test_bad_inputs_are_one_line_naming_the_input_and_the_fix(collection, camera
 
 
 def test_files_roll_over_past_the_size_limits(collection, tmp_path, monkeypatch):
-    from galley_learning import lerobot
+    from galley_learning import lerobot, lerobot_files
 
-    monkeypatch.setattr(lerobot, "DATA_FILES_SIZE_IN_MB", 1e-6)
-    monkeypatch.setattr(lerobot, "VIDEO_FILES_SIZE_IN_MB", 1e-6)
+    monkeypatch.setattr(lerobot_files, "DATA_FILES_SIZE_IN_MB", 1e-6)
+    monkeypatch.setattr(lerobot_files, "VIDEO_FILES_SIZE_IN_MB", 1e-6)
     out = tmp_path / "rolled"
     lerobot.export_lerobot(collection, out)
     second = _episodes(out)[1]

@@ -31,7 +31,6 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,27 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from galley_core.config import Config, ConfigError, param
+from galley_learning.lerobot_files import (
+    CHUNKS_SIZE,
+    CODEBASE_VERSION,
+    DATA_FILES_SIZE_IN_MB,
+    DATA_PATH,
+    EPISODES_PATH,
+    PIX_FMT,
+    SVTAV1_PRESET,
+    TASKS_PATH,
+    VIDEO_FILES_SIZE_IN_MB,
+    VIDEO_PATH,
+    DataWriter,
+    VideoWriter,
+    data_schema,
+    write_tasks,
+)
+from galley_learning.lerobot_stats import (
+    aggregate,
+    episode_stats,
+    jsonable,
+)
 from galley_learning.policy.dataset import find_bags
 
 __all__ = [
@@ -52,16 +72,6 @@ __all__ = [
     "frame_tasks",
 ]
 
-CODEBASE_VERSION = "v3.0"
-CHUNKS_SIZE = 1000  # files per chunk folder
-DATA_FILES_SIZE_IN_MB = 100
-VIDEO_FILES_SIZE_IN_MB = 200
-DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
-VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
-EPISODES_PATH = "meta/episodes/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
-TASKS_PATH = "meta/tasks.parquet"
-QUANTILES = (0.01, 0.10, 0.50, 0.90, 0.99)
-PIX_FMT = "yuv420p"
 #: Camera name in galley's frames -> LeRobot feature key.
 CAMERA_KEYS = {"base": "observation.images.base", "wrist": "observation.images.wrist"}
 #: LeRobot's index columns (``lerobot.utils.constants.DEFAULT_FEATURES``).
@@ -72,7 +82,6 @@ INDEX_FEATURES: dict[str, dict[str, Any]] = {
     "index": {"dtype": "int64", "shape": [1], "names": None},
     "task_index": {"dtype": "int64", "shape": [1], "names": None},
 }
-_SVTAV1_PRESET = 12  # LeRobot's default preset for libsvtav1 (LIBSVTAV1_DEFAULT_PRESET)
 
 
 class LeRobotExportError(Exception):
@@ -153,7 +162,7 @@ def _features(height: int, width: int, config: LeRobotExportConfig) -> dict[str,
         "has_audio": False,
         "video.g": config.gop,
         "video.crf": config.crf,
-        "video.preset": _SVTAV1_PRESET if config.vcodec == "libsvtav1" else None,
+        "video.preset": SVTAV1_PRESET if config.vcodec == "libsvtav1" else None,
         "video.fast_decode": 0,
         "video.video_backend": "pyav",
         "video.extra_options": {},
@@ -176,245 +185,7 @@ def _features(height: int, width: int, config: LeRobotExportConfig) -> dict[str,
     }
 
 
-def _stat_block(rows: NDArray[Any], count: int) -> dict[str, NDArray[Any]]:
-    """min/max/mean/std/count/q01..q99 over the first axis of ``rows`` (N, D)."""
-    rows = rows.astype(np.float64)
-    stats = {
-        "min": rows.min(axis=0),
-        "max": rows.max(axis=0),
-        "mean": rows.mean(axis=0),
-        "std": rows.std(axis=0),
-        "count": np.array([count], dtype=np.int64),
-    }
-    # LeRobot estimates quantiles from 5000-bin histograms and, below two samples, uses the mean.
-    q = np.quantile(rows, QUANTILES, axis=0) if len(rows) >= 2 else np.stack([stats["mean"]] * 5)
-    for name, values in zip(_quantile_keys(), q, strict=True):
-        stats[name] = values
-    return stats
-
-
-def _quantile_keys() -> list[str]:
-    return [f"q{round(q * 100):02d}" for q in QUANTILES]
-
-
-def _sample_indices(n: int) -> NDArray[np.int64]:
-    """LeRobot's image sampling for statistics (compute_stats.sample_indices)."""
-    samples = max(min(n, 100), min(int(n**0.75), 10_000))
-    return np.round(np.linspace(0, n - 1, samples)).astype(np.int64)
-
-
-def _image_stats(images: NDArray[np.uint8]) -> dict[str, NDArray[Any]]:
-    """Per-channel stats of sampled frames, in [0, 1], shaped (3, 1, 1) as LeRobot stores them."""
-    sampled = images[_sample_indices(len(images))]
-    h, w = sampled.shape[1:3]
-    if max(h, w) >= 300:  # LeRobot's auto_downsample_height_width
-        step = int(max(h, w) / 150)
-        sampled = sampled[:, ::step, ::step]
-    stats = _stat_block(sampled.reshape(-1, 3), len(sampled))
-    return {k: v if k == "count" else (v / 255.0).reshape(3, 1, 1) for k, v in stats.items()}
-
-
-def _episode_stats(columns: dict[str, NDArray[Any]], images: dict[str, NDArray[np.uint8]]) -> dict[str, Any]:
-    stats: dict[str, Any] = {key: _image_stats(frames) for key, frames in images.items()}
-    for key, values in columns.items():
-        rows = values.reshape(len(values), -1)
-        stats[key] = _stat_block(rows, len(rows))
-    return stats
-
-
-def _aggregate(per_episode: list[dict[str, Any]]) -> dict[str, Any]:
-    """LeRobot's aggregate_stats: count-weighted means, pooled variance, weighted quantiles."""
-    out: dict[str, Any] = {}
-    for key in per_episode[0]:
-        blocks = [s[key] for s in per_episode]
-        counts = np.stack([b["count"] for b in blocks]).astype(np.float64)
-        means = np.stack([b["mean"] for b in blocks])
-        weights = counts.reshape(-1, *([1] * (means.ndim - 1)))
-        total = counts.sum()
-        mean = (means * weights).sum(axis=0) / total
-        var = ((np.stack([b["std"] for b in blocks]) ** 2 + (means - mean) ** 2) * weights).sum(
-            axis=0
-        ) / total
-        agg = {
-            "min": np.min(np.stack([b["min"] for b in blocks]), axis=0),
-            "max": np.max(np.stack([b["max"] for b in blocks]), axis=0),
-            "mean": mean,
-            "std": np.sqrt(var),
-            "count": np.array([int(total)], dtype=np.int64),
-        }
-        for q in _quantile_keys():
-            agg[q] = (np.stack([b[q] for b in blocks]) * weights).sum(axis=0) / total
-        out[key] = agg
-    return out
-
-
-def _jsonable(stats: dict[str, Any]) -> dict[str, Any]:
-    return {k: {s: v.tolist() for s, v in block.items()} for k, block in stats.items()}
-
-
 # -- writers -----------------------------------------------------------------------------------
-
-
-def _hf_features(features: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The ``datasets.Features`` JSON that LeRobot's parquet files carry (schema metadata)."""
-    out: dict[str, Any] = {}
-    for key, ft in features.items():
-        if ft["dtype"] == "video":
-            continue
-        value = {"dtype": ft["dtype"], "_type": "Value"}
-        out[key] = (
-            value if ft["shape"] == [1] else {"feature": value, "length": ft["shape"][0], "_type": "List"}
-        )
-    return out
-
-
-def _data_schema(features: dict[str, dict[str, Any]]) -> pa.Schema:
-    fields = []
-    for key, ft in features.items():
-        if ft["dtype"] == "video":
-            continue
-        scalar = pa.from_numpy_dtype(np.dtype(ft["dtype"]))
-        fields.append(pa.field(key, scalar if ft["shape"] == [1] else pa.list_(scalar, ft["shape"][0])))
-    meta = {"huggingface": json.dumps({"info": {"features": _hf_features(features)}})}
-    return pa.schema(fields, metadata=meta)
-
-
-def _next_file(chunk: int, file: int) -> tuple[int, int]:
-    """LeRobot's update_chunk_file_indices."""
-    return (chunk + 1, 0) if file == CHUNKS_SIZE - 1 else (chunk, file + 1)
-
-
-class _DataWriter:
-    """data/chunk-*/file-*.parquet: one row group per episode, a new file past the size limit."""
-
-    def __init__(self, root: Path, schema: pa.Schema) -> None:
-        self.root, self.schema = root, schema
-        self.chunk, self.file = 0, 0
-        self.frames_in_file = 0
-        self._writer: pq.ParquetWriter | None = None
-
-    @property
-    def path(self) -> Path:
-        return self.root / DATA_PATH.format(chunk_index=self.chunk, file_index=self.file)
-
-    def write(self, table: pa.Table) -> tuple[int, int]:
-        if self._writer is not None and self.frames_in_file:
-            size = self.path.stat().st_size
-            if size + size / self.frames_in_file * table.num_rows >= DATA_FILES_SIZE_IN_MB * 2**20:
-                self.close()
-                self.chunk, self.file = _next_file(self.chunk, self.file)
-                self.frames_in_file = 0
-        if self._writer is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = pq.ParquetWriter(self.path, self.schema, compression="snappy", use_dictionary=True)
-        self._writer.write_table(table.cast(self.schema))
-        self.frames_in_file += table.num_rows
-        return self.chunk, self.file
-
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-
-
-class _VideoWriter:
-    """videos/<key>/chunk-*/file-*.mp4: the episodes one after another, frame i at i / fps."""
-
-    def __init__(self, root: Path, key: str, config: LeRobotExportConfig) -> None:
-        self.root, self.key, self.config = root, key, config
-        self.chunk, self.file = 0, 0
-        self.frames_in_file = 0
-        self._container: Any = None
-        self._stream: Any = None
-
-    @property
-    def path(self) -> Path:
-        return self.root / VIDEO_PATH.format(video_key=self.key, chunk_index=self.chunk, file_index=self.file)
-
-    def _open(self, width: int, height: int) -> None:
-        import av
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._container = av.open(str(self.path), "w", options={"movflags": "faststart"})
-        c = self.config
-        options = {"g": str(c.gop), "crf": str(c.crf)}
-        if c.vcodec == "libsvtav1":
-            options.update({"preset": str(_SVTAV1_PRESET), "svtav1-params": "fast-decode=0"})
-        self._stream = self._container.add_stream(c.vcodec, rate=c.fps, options=options)
-        self._stream.pix_fmt = PIX_FMT
-        self._stream.width, self._stream.height = width, height
-        self._stream.time_base = Fraction(1, c.fps)
-
-    def write(self, frames: NDArray[np.uint8]) -> tuple[int, int, float, float]:
-        """Append an episode's frames (T, H, W, 3); returns chunk, file, from and to timestamps (s)."""
-        import av
-
-        if self._container is not None and self.frames_in_file:
-            size = self.path.stat().st_size
-            if size + size / self.frames_in_file * len(frames) >= VIDEO_FILES_SIZE_IN_MB * 2**20:
-                self.close()
-                self.chunk, self.file = _next_file(self.chunk, self.file)
-                self.frames_in_file = 0
-        if self._container is None:
-            self._open(frames.shape[2], frames.shape[1])
-        start = self.frames_in_file
-        for image in frames:
-            frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(image), format="rgb24")
-            frame.pts = self.frames_in_file
-            frame.time_base = Fraction(1, self.config.fps)
-            for packet in self._stream.encode(frame):
-                self._container.mux(packet)
-            self.frames_in_file += 1
-        fps = self.config.fps
-        return self.chunk, self.file, start / fps, self.frames_in_file / fps
-
-    def close(self) -> None:
-        if self._container is not None:
-            for packet in self._stream.encode():
-                self._container.mux(packet)
-            self._container.close()
-            self._container = None
-
-
-def _write_tasks(path: Path, tasks: list[str]) -> None:
-    """meta/tasks.parquet as pandas writes LeRobot's tasks frame: the task strings are its index."""
-    pandas_meta = {
-        "index_columns": ["task"],
-        "column_indexes": [
-            {
-                "name": None,
-                "field_name": None,
-                "pandas_type": "unicode",
-                "numpy_type": "object",
-                "metadata": {"encoding": "UTF-8"},
-            }
-        ],
-        "columns": [
-            {
-                "name": "task_index",
-                "field_name": "task_index",
-                "pandas_type": "int64",
-                "numpy_type": "int64",
-                "metadata": None,
-            },
-            {
-                "name": "task",
-                "field_name": "task",
-                "pandas_type": "unicode",
-                "numpy_type": "object",
-                "metadata": None,
-            },
-        ],
-        "attributes": {},
-        "creator": {"library": "pyarrow", "version": pa.__version__},
-        "pandas_version": "2.3.3",
-    }
-    schema = pa.schema(
-        [("task_index", pa.int64()), ("task", pa.string())], metadata={"pandas": json.dumps(pandas_meta)}
-    )
-    table = pa.table({"task_index": list(range(len(tasks))), "task": tasks}, schema=schema)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path)
 
 
 # -- the export --------------------------------------------------------------------------------
@@ -511,8 +282,8 @@ class _Dataset:
     def __init__(self, root: Path, config: LeRobotExportConfig) -> None:
         self.root, self.config = root, config
         self.features: dict[str, dict[str, Any]] = {}
-        self.data: _DataWriter | None = None
-        self.videos = {key: _VideoWriter(root, key, config) for key in CAMERA_KEYS.values()}
+        self.data: DataWriter | None = None
+        self.videos = {key: VideoWriter(root, key, config) for key in CAMERA_KEYS.values()}
         self.tasks: dict[str, int] = {}
         self.rows: list[dict[str, Any]] = []
         self.stats: list[dict[str, Any]] = []
@@ -522,7 +293,7 @@ class _Dataset:
         height, width = images[CAMERA_KEYS["base"]].shape[1:3]
         if not self.features:
             self.features = _features(height, width, self.config)
-            self.data = _DataWriter(self.root, _data_schema(self.features))
+            self.data = DataWriter(self.root, data_schema(self.features))
         h, w, _ = self.features[CAMERA_KEYS["base"]]["shape"]
         for key, im in images.items():
             size = f"{im.shape[2]}x{im.shape[1]}"
@@ -577,9 +348,9 @@ class _Dataset:
             row[f"videos/{key}/file_index"] = v_file
             row[f"videos/{key}/from_timestamp"] = t_from
             row[f"videos/{key}/to_timestamp"] = t_to
-        ep_stats = _episode_stats(columns, images)
+        ep_stats = episode_stats(columns, images)
         self.stats.append(ep_stats)
-        for key, block in _jsonable(ep_stats).items():
+        for key, block in jsonable(ep_stats).items():
             for name, value in block.items():
                 row[f"stats/{key}/{name}"] = value
         row["meta/episodes/chunk_index"] = 0
@@ -601,7 +372,7 @@ class _Dataset:
         episodes_path = self.root / EPISODES_PATH.format(chunk_index=0, file_index=0)
         episodes_path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(pa.Table.from_pylist(self.rows), episodes_path, compression="snappy")
-        _write_tasks(self.root / TASKS_PATH, list(self.tasks))
+        write_tasks(self.root / TASKS_PATH, list(self.tasks))
         # The keys in the order of LeRobot's DatasetInfo.
         info = {
             "codebase_version": CODEBASE_VERSION,
@@ -620,7 +391,7 @@ class _Dataset:
         }
         meta = self.root / "meta"
         (meta / "info.json").write_text(json.dumps(info, indent=4) + "\n")
-        (meta / "stats.json").write_text(json.dumps(_jsonable(_aggregate(self.stats)), indent=4) + "\n")
+        (meta / "stats.json").write_text(json.dumps(jsonable(aggregate(self.stats)), indent=4) + "\n")
 
 
 def _export(
