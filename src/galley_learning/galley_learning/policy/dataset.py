@@ -169,7 +169,7 @@ def _episode_meta(bag: Path) -> dict[str, Any]:
     if not sidecar.exists():
         return {}
     data = json.loads(sidecar.read_text())
-    return {k: data[k] for k in ("instruction", "plan", "seed") if k in data}
+    return {k: data[k] for k in ("instruction", "plan", "seed", "scene") if k in data}
 
 
 def _merge(parts: Path, out: Path, episodes: list[dict[str, Any]], cameras: dict[str, str]) -> dict[str, Any]:

@@ -123,7 +123,8 @@ def _vocabulary(data: PolicyData) -> list[str]:
         from galley_core.tasks.grammar import valid_steps
         from galley_nodes.config_files import config_dirs
 
-        scene = load_scene(scene_path("kitchen", [d / "scenes" for d in config_dirs()]))
+        name = next((e["scene"] for e in data.meta["episodes"] if e.get("scene")), "kitchen")
+        scene = load_scene(scene_path(name, [d / "scenes" for d in config_dirs()]))
         words += [w for s in valid_steps(scene) for w in s.split()]
     except (FileNotFoundError, ValueError):
         pass

@@ -15,7 +15,6 @@ judges the steps on ground truth (its ``completion: criteria``); this node repor
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from galley_core.config import Config, ConfigError, param
+from galley_core.geometry import yaw_from_quaternion
 from galley_core.manipulation.rmpflow import RmpFlow, RmpState
 from galley_nodes.conversions import image_from_msg, joint_positions_from_msg, joint_state_msg
 from galley_nodes.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
@@ -132,7 +132,7 @@ class DiffusionPolicyNode(Node):
         p, quat = ee_pose(self.arm, np.asarray(q, dtype=float)[None])
         pose = self.odom.pose.pose
         o = pose.orientation
-        yaw = math.atan2(2.0 * (o.w * o.z + o.x * o.y), 1.0 - 2.0 * (o.y * o.y + o.z * o.z))
+        yaw = yaw_from_quaternion((o.x, o.y, o.z, o.w))
         gripper = (
             float(np.clip(np.nanmean(fingers) / FINGER_OPEN_M, 0.0, 1.0))
             if np.any(np.isfinite(fingers))
