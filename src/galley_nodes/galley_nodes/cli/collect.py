@@ -66,6 +66,8 @@ def _params_yaml(config: CollectConfig) -> str:
         f"    image_width: {w}\n    image_height: {h}\n"
         f"    depth_enabled: {'true' if config.depth else 'false'}\n"
         f"    camera_rate_hz: {config.camera_rate_hz}\n"
+        "# An interrupted episode is recorded again, never kept: one bag file per episode, no splits.\n"
+        "recorder:\n  ros__parameters:\n    split_period_s: 3600.0\n"
     )
 
 
