@@ -369,15 +369,10 @@ class KitchenSim:
 
     def relative_transforms(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str, Transform]]:
         """``T_parent_child`` for (parent, child) body pairs (computed by MuJoCo's pose functions)."""
-        xpos, xquat = self.data.xpos, self.data.xquat
-        out = []
-        inv_pos, inv_quat, pos, quat = np.empty(3), np.empty(4), np.empty(3), np.empty(4)
-        for parent, child in pairs:
-            p, c = self._body_id(parent), self._body_id(child)
-            mujoco.mju_negPose(inv_pos, inv_quat, xpos[p], xquat[p])
-            mujoco.mju_mulPose(pos, quat, inv_pos, inv_quat, xpos[c], xquat[c])
-            out.append((parent, child, _transform(pos, quat)))
-        return out
+        return [
+            (parent, child, Transform.trusted(np.array(t), np.array(q)))
+            for parent, child, t, q in self.relative_pose_values(pairs)
+        ]
 
     def relative_pose_values(
         self, pairs: Iterable[tuple[str, str]]
