@@ -19,7 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from galley_nodes.cli.collect import CollectConfig, _size, collect
+from galley_nodes.cli import image_size
+from galley_nodes.cli.collect import CollectConfig, collect
 
 TARGET_EPISODES_PER_HOUR = 1000.0
 
@@ -54,7 +55,9 @@ def main() -> None:
     parser.add_argument(
         "--workers", type=int, default=os.cpu_count() or 2, help="parallel workers (default: CPUs)"
     )
-    parser.add_argument("--image-size", type=_size, default=(320, 240), help="camera WxH (default 320x240)")
+    parser.add_argument(
+        "--image-size", type=image_size, default=(320, 240), help="camera WxH (default 320x240)"
+    )
     args = parser.parse_args()
     episodes = 2 if args.quick else args.episodes
     with tempfile.TemporaryDirectory(prefix="galley_bench_collect_") as tmp:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 
@@ -16,3 +17,11 @@ def add_params_option(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="extra ROS 2 params YAML (layered)",
     )
+
+
+def image_size(text: str) -> tuple[int, int]:
+    """argparse type of ``--image-size WxH`` (e.g. ``96x72``): (width, height) in pixels."""
+    match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not WxH, e.g. 96x72")
+    return int(match[1]), int(match[2])

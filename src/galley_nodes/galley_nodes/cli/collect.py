@@ -27,6 +27,8 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from galley_nodes.cli import image_size
+
 __all__ = ["CollectConfig", "CollectError", "add_parser", "collect"]
 
 
@@ -258,21 +260,13 @@ def _write_records(
     return report
 
 
-def _size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give WIDTHxHEIGHT, e.g. 160x120") from None
-    if w < 8 or h < 8:
-        raise argparse.ArgumentTypeError(f"{text!r}: at least 8x8 pixels")
-    return w, h
-
-
 def _run(args: argparse.Namespace) -> int:
     from galley_nodes.cli.errors import UsageError
 
     if args.episodes < 1 or args.workers < 1:
         raise UsageError("--episodes and --workers must be at least 1")
+    if min(args.image_size) < 8:
+        raise UsageError(f"--image-size {args.image_size[0]}x{args.image_size[1]}: at least 8x8 pixels")
     config = CollectConfig(
         episodes=args.episodes,
         out=args.out,
@@ -308,7 +302,7 @@ def add_parser(sub: Any) -> None:
         "--seed", type=int, default=1_000_000, help="episode k uses seed SEED + k (default: 1000000)"
     )
     p.add_argument(
-        "--image-size", type=_size, default=(320, 240), help="camera WIDTHxHEIGHT (default: 320x240)"
+        "--image-size", type=image_size, default=(320, 240), help="camera WIDTHxHEIGHT (default: 320x240)"
     )
     p.add_argument("--depth", action="store_true", help="record the base camera's depth too (large)")
     p.add_argument("--camera-rate", type=float, default=10.0, help="camera rate, Hz (default: 10)")

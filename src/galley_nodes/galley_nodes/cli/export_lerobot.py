@@ -9,18 +9,12 @@ below that (DIR/failed is never exported). Every bag is resampled to ``--fps`` a
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import Any
 
+from galley_nodes.cli import image_size
+
 __all__ = ["add_parser"]
-
-
-def _image_size(text: str) -> tuple[int, int]:
-    match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not WxH, e.g. 96x72")
-    return int(match[1]), int(match[2])
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -58,7 +52,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--fps", type=int, default=10, help="frames per second to resample to (default: 10)")
     p.add_argument(
         "--image-size",
-        type=_image_size,
+        type=image_size,
         default=None,
         metavar="WxH",
         help="resize every image to W x H pixels, both even (default: the recorded size)",

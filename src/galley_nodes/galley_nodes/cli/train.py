@@ -14,13 +14,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from galley_nodes.cli import image_size
+
 __all__ = ["add_parser"]
 
 
 def _run(args: argparse.Namespace) -> int:
     from galley_learning.policy.dataset import DatasetConfig, build_dataset
     from galley_learning.policy.train import TrainConfig, train
-    from galley_nodes.cli.collect import _size
     from galley_nodes.cli.errors import UsageError
 
     data, run = Path(args.data), Path(args.out)
@@ -40,12 +41,11 @@ def _run(args: argparse.Namespace) -> int:
             if (dataset / "meta.json").exists():
                 print(f"galley train: using the dataset built before in {dataset}")
             else:
-                size = _size(args.image_size)
                 print(f"galley train: building a dataset from the bags in {data} into {dataset}", flush=True)
                 meta = build_dataset(
                     data,
                     dataset,
-                    DatasetConfig(image_size=size),
+                    DatasetConfig(image_size=args.image_size),
                     progress=lambda i, n, bag: print(f"  [{i}/{n}] {bag}", flush=True),
                 )
                 split = [e["split"] for e in meta["episodes"]]
@@ -56,7 +56,7 @@ def _run(args: argparse.Namespace) -> int:
                 )
             data = dataset
         report = train(data, run, config, progress=_progress)
-    except (ValueError, FileExistsError, argparse.ArgumentTypeError) as err:
+    except (ValueError, FileExistsError) as err:
         raise UsageError(str(err)) from None
     print(f"galley train: {json.dumps(report)}")
     print(f"galley train: loss curve {run / 'loss.png'}")
@@ -83,6 +83,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N (default: auto)")
     p.add_argument("--checkpoint-every", type=int, default=500, help="steps between checkpoints")
     p.add_argument("--eval-every", type=int, default=250, help="steps between validation losses")
-    p.add_argument("--image-size", default="96x72", help="images resized to WIDTHxHEIGHT (default: 96x72)")
+    p.add_argument(
+        "--image-size", type=image_size, default=(96, 72), help="images resized to WxH (default: 96x72)"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of initialisation and batches")
     p.set_defaults(run=_run)
