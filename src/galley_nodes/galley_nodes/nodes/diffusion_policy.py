@@ -25,12 +25,12 @@ import numpy as np
 from galley_core.config import Config, ConfigError, param
 from galley_core.geometry import yaw_from_quaternion
 from galley_core.manipulation.rmpflow import RmpFlow, RmpState
+from galley_learning.policy.frames import FINGER_OPEN_M, ee_pose, load_robot_arm, robot_state
 from galley_nodes.conversions import image_from_msg, joint_positions_from_msg, joint_state_msg
 from galley_nodes.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
 from galley_nodes.node import Node, Publishes, Subscribes, Timer
+from galley_nodes.nodes.arm_controller import FINGERS
 from galley_nodes.qos import QoS
-
-FINGERS = ("left_finger", "right_finger")
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,6 @@ class DiffusionPolicyNode(Node):
 
     def __init__(self, host: Any, config: DiffusionPolicyConfig) -> None:
         super().__init__(host, config)
-        from galley_learning.policy.frames import load_robot_arm
         from galley_learning.policy.runtime import PolicyRunner
 
         if not config.run:
@@ -120,8 +119,6 @@ class DiffusionPolicyNode(Node):
 
     def _observe(self) -> dict[str, Any] | None:
         """This instant's observation, or None while a stream is still silent."""
-        from galley_learning.policy.frames import FINGER_OPEN_M, ee_pose
-
         cameras = self.policy.config.cameras
         if self.joints is None or self.odom is None or any(c not in self.images for c in cameras):
             return None
@@ -148,8 +145,6 @@ class DiffusionPolicyNode(Node):
         }
 
     def on_frame(self) -> None:
-        from galley_learning.policy.frames import robot_state
-
         frame = self._observe()
         if frame is None:
             return
