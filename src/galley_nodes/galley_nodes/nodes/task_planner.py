@@ -22,6 +22,7 @@ from galley_core.config import Config, param
 from galley_core.scene import Scene, load_scene, scene_path
 from galley_core.tasks.planning import Planner, PlanningError, PromptConfig
 from galley_core.tasks.suite import SuiteEntry, SuiteError, load_suite
+from galley_learning.planners import BACKENDS
 from galley_nodes.config_files import config_dirs
 from galley_nodes.msg_constants import ACTION_ACTIVE, ACTION_FAILED, ACTION_IDLE, ACTION_SUCCEEDED
 from galley_nodes.node import Node, Publishes, Subscribes
@@ -30,9 +31,7 @@ from galley_nodes.qos import QoS
 
 @dataclass(frozen=True)
 class TaskPlannerConfig(PromptConfig):
-    backend: str = param(
-        "galley", "planner backend", choices=("galley", "openai", "llama_cpp", "transformers")
-    )
+    backend: str = param("galley", "planner backend", choices=BACKENDS)
     scene: str = param("kitchen", "scene name (config/scenes/<name>.yaml) or path; zones and objects")
     suite: str = param("kitchen_v1", "instruction suite (config/suites/<name>.yaml) or path; examples")
     weights: str = param("", "galley: weights file (.pt, its .json beside it); empty: the shipped weights")
