@@ -7,6 +7,7 @@ place of the oracle with a short step time limit.
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -17,6 +18,7 @@ pytest.importorskip("torch")
 pytest.importorskip("diffusers")
 
 from galley_core.config import ConfigError
+from galley_core.tasks.suite import load_suite
 from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset, find_bags
 from galley_learning.policy.frames import ACTION_NAMES, STATE_NAMES, episode_frames
 from galley_learning.policy.runtime import PolicyRunner
@@ -101,6 +103,16 @@ def test_dataset_files_split_and_statistics(dataset: Path) -> None:
         build_dataset(dataset.parent.parent, dataset)
 
 
+def test_dataset_built_in_parallel_is_the_same(collection: Path, dataset: Path, tmp_path: Path) -> None:
+    build_dataset(collection, tmp_path / "p", DatasetConfig(image_size=(32, 24), val_fraction=0.5), workers=2)
+    serial, parallel = PolicyData.open(dataset), PolicyData.open(tmp_path / "p")
+    assert parallel.meta["steps"] == serial.meta["steps"] and parallel.splits == serial.splits
+    assert parallel.meta["stats"] == serial.meta["stats"]
+    for name in ("state", "action", "step", "episode_ends"):
+        np.testing.assert_array_equal(getattr(parallel, name), getattr(serial, name))
+    np.testing.assert_array_equal(parallel.images["wrist"], serial.images["wrist"])
+
+
 def test_training_reports_checkpoints_and_resumes(run: Path, dataset: Path) -> None:
     report = json.loads((run / "report.json").read_text())
     assert report["steps"] == 30 and np.isfinite(report["loss"]) and report["mse_val"] is not None
@@ -134,11 +146,15 @@ def test_eval_runs_the_learned_policy_in_the_simulator(run: Path, tmp_path: Path
         "task_executor:\n  ros__parameters:\n    step_time_limit_s: 4.0\n"
         "sim:\n  ros__parameters:\n    image_width: 64\n    image_height: 48\n    depth_enabled: false\n"
     )
-    metrics = evaluate("policy", episodes=1, out_dir=tmp_path / "eval", policy=run, params=[short])
+    metrics = evaluate("policy", episodes=2, out_dir=tmp_path / "eval", policy=run, params=[short], workers=2)
     assert metrics["sr"] is not None and 0.0 <= metrics["sr"] <= 1.0
     assert metrics["mse"] is not None and metrics["p"] is None  # P needs EM: joint mode
-    row = (tmp_path / "eval" / "episodes.csv").read_text().splitlines()[1]
-    assert "exceeded the 4 s step time limit" in row or "True" in row
+    rows = list(csv.DictReader((tmp_path / "eval" / "episodes.csv").open()))
+    suite = [
+        e.id for e in load_suite(sorted(Path("config/suites").glob("*.yaml"))[-1])[1] if e.split == "test"
+    ]
+    assert [r["id"] for r in rows] == suite[:2]  # in suite order, whichever worker finished first
+    assert all("exceeded the 4 s step time limit" in r["failure"] or r["success"] == "True" for r in rows)
     assert metrics["mean_path_length_m"] > 0.0  # the policy drove the base
 
 
@@ -158,6 +174,8 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "at least 1" in capsys.readouterr().err
     assert main(["eval", "--mode", "policy", "--policy", str(tmp_path), "--out", str(tmp_path / "e")]) == 2
     assert "policy.pt" in capsys.readouterr().err
+    assert main(["eval", "--mode", "policy", "--workers", "0"]) == 2
+    assert "--workers 0" in capsys.readouterr().err
 
 
 def test_collection_stops_at_a_mistake_every_episode_would_repeat(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,9 +108,12 @@ def build_dataset(
     out: str | Path,
     config: DatasetConfig | None = None,
     *,
+    workers: int = 1,
     progress: Callable[[int, int, Path], None] | None = None,
 ) -> dict[str, Any]:
     """Read every bag of ``collection`` into a dataset folder ``out``; returns its ``meta.json``.
+
+    ``workers`` processes read bags in parallel; the dataset is the same for any number.
 
     Raises:
         FileNotFoundError: no bags in ``collection``.
@@ -124,34 +127,26 @@ def build_dataset(
         raise FileExistsError(f"{out} exists and is not empty; choose a new dataset folder")
     parts = out / ".parts"
     parts.mkdir(parents=True, exist_ok=True)
-    steps: list[str] = []
-    episodes: list[dict[str, Any]] = []
-    cameras = {c: CAMERAS[c] for c in config.cameras}
-    for i, bag in enumerate(bags):
-        frames = episode_frames(bag, rate_hz=config.rate_hz, image_size=config.image_size, cameras=cameras)
-        index = {s: k for k, s in enumerate(steps)}
-        for s in frames.step.tolist():
-            if s and s not in index:
-                index[s] = len(steps)
-                steps.append(s)
-        step_ids = np.array([index.get(s, -1) for s in frames.step.tolist()], dtype=np.int16)
-        np.savez(
-            parts / f"{i:06d}.npz",
-            state=frames.state.astype(np.float32),
-            action=frames.action.astype(np.float32),
-            step=step_ids,
-            **{f"images_{c}": frames.images[c] for c in cameras},
-        )
-        meta = _episode_meta(bag)
-        episodes.append({"bag": str(bag), "frames": len(frames), **meta})
-        if progress is not None:
-            progress(i + 1, len(bags), bag)
+    jobs = [(bag, parts / f"{i:06d}.npz", config) for i, bag in enumerate(bags)]
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
+        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+            read = pool.map(_read_episode, *zip(*jobs, strict=True))
+            lengths = _reported(read, bags, progress)
+    else:
+        lengths = _reported(map(_read_episode, *zip(*jobs, strict=True)), bags, progress)
+    episodes = [
+        {"bag": str(bag), "frames": n, **_episode_meta(bag)} for bag, n in zip(bags, lengths, strict=True)
+    ]
     order = list(range(len(episodes)))
     random.Random(config.seed).shuffle(order)
     n_val = max(1, round(len(order) * config.val_fraction)) if len(order) > 1 and config.val_fraction else 0
     for k, e in enumerate(order):
         episodes[e]["split"] = "val" if k < n_val else "train"
-    meta = _merge(parts, out, episodes, cameras)
+    steps: list[str] = []
+    meta = _merge(parts, out, episodes, list(config.cameras), steps)
     shutil.rmtree(parts)
     meta |= {
         "config": asdict(config),
@@ -164,6 +159,32 @@ def build_dataset(
     return meta
 
 
+def _read_episode(bag: Path, part: Path, config: DatasetConfig) -> int:
+    """Write one bag's frames to ``part`` (.npz, step texts as strings); returns its frame count."""
+    cameras = {c: CAMERAS[c] for c in config.cameras}
+    frames = episode_frames(bag, rate_hz=config.rate_hz, image_size=config.image_size, cameras=cameras)
+    np.savez(
+        part,
+        state=frames.state.astype(np.float32),
+        action=frames.action.astype(np.float32),
+        step_text=np.asarray(frames.step, dtype=str),
+        **{f"images_{c}": frames.images[c] for c in cameras},
+    )
+    return len(frames)
+
+
+def _reported(
+    lengths: Iterator[int], bags: list[Path], progress: Callable[[int, int, Path], None] | None
+) -> list[int]:
+    """Drain ``lengths`` (one per bag, in order), reporting each bag as it is done."""
+    done = []
+    for n in lengths:
+        done.append(n)
+        if progress is not None:
+            progress(len(done), len(bags), bags[len(done) - 1])
+    return done
+
+
 def _episode_meta(bag: Path) -> dict[str, Any]:
     sidecar = bag / "episode.json"
     if not sidecar.exists():
@@ -172,19 +193,26 @@ def _episode_meta(bag: Path) -> dict[str, Any]:
     return {k: data[k] for k in ("instruction", "plan", "seed", "scene") if k in data}
 
 
-def _merge(parts: Path, out: Path, episodes: list[dict[str, Any]], cameras: dict[str, str]) -> dict[str, Any]:
-    """Concatenate the per-episode parts into memory-mappable .npy files; statistics over train."""
+def _merge(
+    parts: Path, out: Path, episodes: list[dict[str, Any]], cameras: list[str], steps: list[str]
+) -> dict[str, Any]:
+    """Concatenate the per-episode parts into memory-mappable .npy files; statistics over train.
+
+    Step texts become indices into ``steps`` (filled here in order of first appearance; -1: none).
+    """
     files = sorted(parts.glob("*.npz"))
     lengths = [e["frames"] for e in episodes]
     total = sum(lengths)
     with np.load(files[0]) as first:
-        keys = list(first.files)
+        keys = [k for k in first.files if k != "step_text"]
         shapes = {k: first[k].shape[1:] for k in keys}
         dtypes = {k: first[k].dtype for k in keys}
     arrays = {
         k: np.lib.format.open_memmap(out / f"{k}.npy", mode="w+", dtype=dtypes[k], shape=(total, *shapes[k]))
         for k in keys
     }
+    step_ids = np.lib.format.open_memmap(out / "step.npy", mode="w+", dtype=np.int16, shape=(total,))
+    index: dict[str, int] = {}
     train: dict[str, list[NDArray[Any]]] = {"state": [], "action": []}
     start = 0
     for path, episode in zip(files, episodes, strict=True):
@@ -192,11 +220,16 @@ def _merge(parts: Path, out: Path, episodes: list[dict[str, Any]], cameras: dict
             n = len(part["state"])
             for k in keys:
                 arrays[k][start : start + n] = part[k]
+            for s in part["step_text"].tolist():
+                if s and s not in index:
+                    index[s] = len(steps)
+                    steps.append(s)
+            step_ids[start : start + n] = [index.get(s, -1) for s in part["step_text"].tolist()]
             if episode["split"] == "train":
                 train["state"].append(part["state"])
                 train["action"].append(part["action"])
         start += n
-    for a in arrays.values():
+    for a in [*arrays.values(), step_ids]:
         a.flush()
     np.save(out / "episode_ends.npy", np.cumsum(lengths, dtype=np.int64))
     pool = (
@@ -206,7 +239,7 @@ def _merge(parts: Path, out: Path, episodes: list[dict[str, Any]], cameras: dict
     )
     return {
         "frames": total,
-        "cameras": list(cameras),
+        "cameras": cameras,
         "stats": {k: normalizer_stats(np.concatenate(v)) for k, v in pool.items()},
     }
 

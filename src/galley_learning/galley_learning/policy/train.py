@@ -27,7 +27,7 @@ from galley_learning.policy.dataset import PolicyData
 from galley_learning.policy.model import SIZES, DiffusionPolicy, PolicyConfig, tokenize, with_vocabulary
 from galley_learning.policy.normalize import Normalizer
 
-__all__ = ["Batches", "TrainConfig", "evaluate_mse", "heldout_mse", "train"]
+__all__ = ["Batches", "TrainConfig", "evaluate_mse", "heldout_mse", "resident_images", "train"]
 
 
 @dataclass(frozen=True)
@@ -70,8 +70,16 @@ class Batches:
     actions from that frame on (repeating the episode's last action past its end).
     """
 
-    def __init__(self, data: PolicyData, config: PolicyConfig, normalizer: Normalizer, split: str) -> None:
+    def __init__(
+        self,
+        data: PolicyData,
+        config: PolicyConfig,
+        normalizer: Normalizer,
+        split: str,
+        images: dict[str, torch.Tensor] | None = None,
+    ) -> None:
         self.data, self.config, self.normalizer = data, config, normalizer
+        self.resident = images or {}  # camera -> all its frames, already on the training device
         ranges = data.episode_ranges(split)
         frames = [np.arange(s, e) for s, e in ranges]
         self.index = np.concatenate(frames) if frames else np.zeros(0, dtype=np.int64)
@@ -93,8 +101,7 @@ class Batches:
         obs = np.maximum(frame[:, None] + np.arange(1 - c.obs_horizon, 1)[None], start[:, None])
         act = np.minimum(frame[:, None] + np.arange(c.horizon)[None], end[:, None] - 1)
         images = {
-            cam: torch.from_numpy(np.ascontiguousarray(self.data.images[cam][obs.ravel()]))
-            .to(device)
+            cam: self._frames(cam, obs.ravel(), device)
             .reshape(len(rows), c.obs_horizon, *self.data.images[cam].shape[1:])
             .permute(0, 1, 4, 2, 3)
             .float()
@@ -113,6 +120,28 @@ class Batches:
             torch.from_numpy(words).to(device),
             actions.reshape(len(rows), c.horizon, -1).float(),
         )
+
+    def _frames(self, camera: str, frames: np.ndarray, device: torch.device) -> torch.Tensor:
+        if camera in self.resident:
+            return self.resident[camera][torch.from_numpy(frames).to(self.resident[camera].device)]
+        return torch.from_numpy(np.ascontiguousarray(self.data.images[camera][frames])).to(device)
+
+
+def resident_images(
+    data: PolicyData, cameras: tuple[str, ...], device: torch.device
+) -> dict[str, torch.Tensor]:
+    """Every camera frame copied to the GPU ``device`` once, when they fill at most half its free memory.
+
+    Batches then gather windows on the GPU instead of from the memory-mapped files; on a CPU, or
+    when the images do not fit, none are copied (an empty dict).
+    """
+    if device.type != "cuda":
+        return {}
+    size = sum(data.images[c].nbytes for c in cameras)
+    free, _ = torch.cuda.mem_get_info(device)
+    if size > free / 2:
+        return {}
+    return {c: torch.from_numpy(np.ascontiguousarray(data.images[c])).to(device) for c in cameras}
 
 
 def _vocabulary(data: PolicyData) -> list[str]:
@@ -192,8 +221,11 @@ def train(
     ema = EMAModel(model.parameters(), decay=config.ema_decay, use_ema_warmup=True, power=0.75)
     step, history = _resume(checkpoint_path, model, optimizer, ema, device)
     rng = np.random.default_rng(config.seed + step)
-    train_batches = Batches(data, net, normalizer, "train")
-    val_batches = Batches(data, net, normalizer, "val")
+    if device.type == "cuda":
+        torch.set_float32_matmul_precision("high")  # TF32 matrix products, as is usual for training
+    images = resident_images(data, net.cameras, device)
+    train_batches = Batches(data, net, normalizer, "train", images)
+    val_batches = Batches(data, net, normalizer, "val", images)
     if not len(train_batches):
         raise ValueError(f"dataset {data_dir} has no training frames; collect more episodes")
     start = time.perf_counter()

@@ -12,6 +12,9 @@ Writes ``metrics.json`` (keys ``episodes``, ``em``, ``sr``, ``sr_episode``, ``m`
 the mode does not define one — and the motion metrics), ``episodes.csv`` (one row per episode) and
 ``metrics.png``. P (2) needs a learned policy's action errors and is null for the oracle.
 
+``--workers K`` runs the episodes in K simulator processes at once (policy and joint modes); each
+episode is the same as when run alone.
+
 ``--policy RUN`` (policy and joint modes) executes with a trained diffusion policy
 (``galley train``) in place of the oracle, and reports ``mse``: the MSE between its sampled action
 chunks and the expert's on the run's held-out episodes (eq. 2's second term); in joint mode
@@ -77,13 +80,13 @@ def evaluate(
     planner: str = "gold",
     policy: Path | None = None,
     params: list[Path] | None = None,
+    workers: int = 1,
 ) -> dict[str, Any]:
     """Run an evaluation, write its report into ``out_dir`` and return the metrics.
 
     ``params``: extra ROS 2 params files layered on config/galley.yaml for every episode.
+    ``workers``: simulator processes executing episodes in parallel (policy and joint modes).
     """
-    from galley_nodes.cli.run import run_episode
-
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: use one of {', '.join(MODES)}")
     if policy is not None and mode == "planner":
@@ -99,38 +102,23 @@ def evaluate(
     step_success: list[list[bool]] = []
     step_em: list[list[bool]] = []
     wall_start = time.perf_counter()
-    for i, entry in enumerate(entries):
+    executed: list[dict[str, Any] | None] = (
+        _execute(entries, scene_name, policy=policy, params=params or [], workers=workers, start=wall_start)
+        if mode in ("policy", "joint")
+        else [None for _ in entries]
+    )
+    for i, (entry, episode) in enumerate(zip(entries, executed, strict=True)):
         row: dict[str, Any] = {"id": entry.id, "instruction": entry.instruction, "seed": entry.seed}
         if predicted is not None:
             matches = step_matches(predicted[i], entry.plan)
             step_em.append(matches)
             row |= {"em": sum(matches) / len(entry.plan), "lcs": lcs_ratio(predicted[i], entry.plan)}
-        if mode in ("policy", "joint"):
-            summary = run_episode(
-                entry.instruction,
-                scene_name=scene_name,
-                seed=entry.seed,
-                plan_text="; ".join(entry.plan),
-                progress=False,
-                policy=policy,
-                params=params,
-            )
-            outcomes = [s["success"] for s in summary["steps"]]
-            outcomes += [False] * (len(entry.plan) - len(outcomes))  # steps never reached fail
-            step_success.append(outcomes)
-            motion = summary["motion"] or {}
-            row |= {
-                "success": summary["success"],
-                "steps_succeeded": sum(outcomes),
-                "steps": len(outcomes),
-                "sim_time_s": summary["sim_time_s"],
-                "wall_time_s": summary["wall_time_s"],
-                "path_length_m": motion.get("path_length_m"),
-                "collisions": motion.get("collisions"),
-                "failure": next((s["reason"] for s in summary["steps"] if not s["success"]), ""),
-            }
+        if episode is not None:
+            row |= episode
+            step_success.append(row.pop("outcomes"))
         rows.append(row)
-        _progress(i + 1, len(entries), wall_start, rows)
+        if episode is None:
+            _progress(i + 1, len(entries), wall_start, rows)
     metrics = _metrics(
         mode,
         entries,
@@ -154,6 +142,79 @@ def evaluate(
         writer.writerows(rows)
     _plot(mode, rows, metrics, out_dir / "metrics.png")
     return metrics
+
+
+def _execute_one(
+    entry: SuiteEntry, scene_name: str, policy: Path | None, params: list[Path]
+) -> dict[str, Any]:
+    """Execute one suite entry's gold plan; the episode's columns of its row, with ``outcomes``."""
+    from galley_nodes.cli.run import run_episode
+
+    summary = run_episode(
+        entry.instruction,
+        scene_name=scene_name,
+        seed=entry.seed,
+        plan_text="; ".join(entry.plan),
+        progress=False,
+        policy=policy,
+        params=params,
+    )
+    outcomes = [s["success"] for s in summary["steps"]]
+    outcomes += [False] * (len(entry.plan) - len(outcomes))  # steps never reached fail
+    motion = summary["motion"] or {}
+    return {
+        "outcomes": outcomes,
+        "success": summary["success"],
+        "steps_succeeded": sum(outcomes),
+        "steps": len(outcomes),
+        "sim_time_s": summary["sim_time_s"],
+        "wall_time_s": summary["wall_time_s"],
+        "path_length_m": motion.get("path_length_m"),
+        "collisions": motion.get("collisions"),
+        "failure": next((s["reason"] for s in summary["steps"] if not s["success"]), ""),
+    }
+
+
+def _execute_in_worker(
+    entry: SuiteEntry, scene_name: str, policy: Path | None, params: list[Path]
+) -> dict[str, Any]:
+    """:func:`_execute_one` in a worker process: one thread each, only errors logged."""
+    import logging
+    import os
+
+    logging.basicConfig(level=logging.ERROR)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    return _execute_one(entry, scene_name, policy, params)
+
+
+def _execute(
+    entries: list[SuiteEntry],
+    scene_name: str,
+    *,
+    policy: Path | None,
+    params: list[Path],
+    workers: int,
+    start: float,
+) -> list[dict[str, Any]]:
+    """Execute every entry (in ``workers`` spawned processes when more than one), with progress."""
+    done: dict[int, dict[str, Any]] = {}
+    if workers <= 1:
+        for i, entry in enumerate(entries):
+            done[i] = _execute_one(entry, scene_name, policy, params)
+            _progress(len(done), len(entries), start, list(done.values()))
+        return [done[i] for i in range(len(entries))]
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        futures = {
+            pool.submit(_execute_in_worker, entry, scene_name, policy, params): i
+            for i, entry in enumerate(entries)
+        }
+        for future in as_completed(futures):
+            done[futures[future]] = future.result()
+            _progress(len(done), len(entries), start, list(done.values()))
+    return [done[i] for i in range(len(entries))]
 
 
 def _progress(done: int, total: int, start: float, rows: list[dict[str, Any]]) -> None:
@@ -256,6 +317,8 @@ def _run(args: argparse.Namespace) -> int:
     )
     from galley_nodes.cli.errors import UsageError
 
+    if args.workers < 1:
+        raise UsageError(f"--workers {args.workers}: at least 1")
     try:
         metrics = evaluate(
             args.mode,
@@ -266,6 +329,7 @@ def _run(args: argparse.Namespace) -> int:
             planner=args.planner,
             policy=args.policy,
             params=list(args.params),
+            workers=args.workers,
         )
     except ValueError as err:
         raise UsageError(str(err)) from None
@@ -289,5 +353,8 @@ def add_parser(sub: Any) -> None:
         help="training run of a diffusion policy to execute instead of the oracle",
     )
     p.add_argument("--out", type=Path, default=Path("runs/eval"), help="output folder (default: runs/eval)")
+    p.add_argument(
+        "--workers", type=int, default=1, help="simulator processes running episodes in parallel (default: 1)"
+    )
     add_params_option(p)
     p.set_defaults(run=_run)

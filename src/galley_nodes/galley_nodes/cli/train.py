@@ -25,6 +25,8 @@ def _run(args: argparse.Namespace) -> int:
     from galley_nodes.cli.errors import UsageError
 
     data, run = Path(args.data), Path(args.out)
+    if args.workers < 1:
+        raise UsageError(f"--workers {args.workers}: at least 1")
     try:
         config = TrainConfig(
             size=args.size,
@@ -46,6 +48,7 @@ def _run(args: argparse.Namespace) -> int:
                     data,
                     dataset,
                     DatasetConfig(image_size=args.image_size),
+                    workers=args.workers,
                     progress=lambda i, n, bag: print(f"  [{i}/{n}] {bag}", flush=True),
                 )
                 split = [e["split"] for e in meta["episodes"]]
@@ -85,6 +88,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--eval-every", type=int, default=250, help="steps between validation losses")
     p.add_argument(
         "--image-size", type=image_size, default=(96, 72), help="images resized to WxH (default: 96x72)"
+    )
+    p.add_argument(
+        "--workers", type=int, default=1, help="processes reading bags into the dataset (default: 1)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed of initialisation and batches")
     p.set_defaults(run=_run)
