@@ -25,6 +25,7 @@ from galley_learning.policy.runtime import PolicyRunner
 from galley_learning.policy.train import TrainConfig, heldout_mse, train
 from galley_nodes.cli.collect import CollectConfig, collect
 from galley_nodes.cli.main import main
+from galley_nodes.config_files import config_dirs
 
 
 @pytest.fixture(scope="module")
@@ -150,9 +151,8 @@ def test_eval_runs_the_learned_policy_in_the_simulator(run: Path, tmp_path: Path
     assert metrics["sr"] is not None and 0.0 <= metrics["sr"] <= 1.0
     assert metrics["mse"] is not None and metrics["p"] is None  # P needs EM: joint mode
     rows = list(csv.DictReader((tmp_path / "eval" / "episodes.csv").open()))
-    suite = [
-        e.id for e in load_suite(sorted(Path("config/suites").glob("*.yaml"))[-1])[1] if e.split == "test"
-    ]
+    newest = sorted(p for d in config_dirs() for p in (d / "suites").glob("*.yaml"))[-1]
+    suite = [e.id for e in load_suite(newest)[1] if e.split == "test"]
     assert [r["id"] for r in rows] == suite[:2]  # in suite order, whichever worker finished first
     assert all("exceeded the 4 s step time limit" in r["failure"] or r["success"] == "True" for r in rows)
     assert metrics["mean_path_length_m"] > 0.0  # the policy drove the base
