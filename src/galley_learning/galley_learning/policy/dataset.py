@@ -228,6 +228,7 @@ def _merge(
             if episode["split"] == "train":
                 train["state"].append(part["state"])
                 train["action"].append(part["action"])
+        path.unlink()  # a part merged is not needed: the disk holds the dataset about once, not twice
         start += n
     for a in [*arrays.values(), step_ids]:
         a.flush()
