@@ -158,6 +158,57 @@ def test_eval_runs_the_learned_policy_in_the_simulator(run: Path, tmp_path: Path
     assert metrics["mean_path_length_m"] > 0.0  # the policy drove the base
 
 
+def test_policy_node_sees_what_training_sees(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No skew between training and acting: the node's observations are the dataset's frames.
+
+    A policy episode is recorded; at every chunk the node samples, its state rows and images must
+    equal those :func:`episode_frames` derives from the bag at that instant, and the (v, ω) it then
+    commands must be the bag's action there.
+    """
+    import galley_nodes.nodes.diffusion_policy as node_module
+    from galley_nodes.cli.run import run_episode
+
+    seen: list[dict[str, object]] = []
+    act = PolicyRunner.act
+
+    def recording_act(self: PolicyRunner, images: dict, state: np.ndarray, step_text: str) -> np.ndarray:
+        chunk = act(self, images, state, step_text)
+        seen.append({"images": images, "state": state, "step": step_text, "chunk": chunk})
+        return chunk
+
+    on_frame = node_module.DiffusionPolicyNode.on_frame
+
+    def timed_on_frame(self: node_module.DiffusionPolicyNode) -> None:
+        chunks = self.chunks
+        on_frame(self)
+        if self.chunks != chunks:
+            seen[-1]["t_s"] = self.now_ns() / 1e9
+
+    monkeypatch.setattr(PolicyRunner, "act", recording_act)
+    monkeypatch.setattr(node_module.DiffusionPolicyNode, "on_frame", timed_on_frame)
+    params = tmp_path / "short.yaml"
+    params.write_text(
+        "task_executor:\n  ros__parameters:\n    step_time_limit_s: 3.0\n"
+        "sim:\n  ros__parameters:\n    image_width: 32\n    image_height: 24\n    depth_enabled: false\n"
+    )
+    run_episode(
+        "Move the bowl to the green zone", seed=0, out_dir=tmp_path / "ep", params=[params], policy=run
+    )
+    frames = episode_frames(tmp_path / "ep" / "bag", image_size=(32, 24))
+    h = PolicyRunner(run).config.obs_horizon
+    assert len(seen) >= 3
+    for chunk in seen[:-1]:  # the last may fall after the bag's last tick
+        k = int(np.argmin(np.abs(frames.t_s - chunk["t_s"])))
+        assert abs(frames.t_s[k] - chunk["t_s"]) < 0.02 and frames.step[k] == chunk["step"]
+        rows = np.maximum(np.arange(k - h + 1, k + 1), 0)  # history before the first frame: the first
+        np.testing.assert_allclose(chunk["state"], frames.state[rows], atol=1e-9)
+        for camera, images in chunk["images"].items():
+            np.testing.assert_array_equal(images[-1], frames.images[camera][k])
+        np.testing.assert_allclose(chunk["chunk"][0, :2], frames.action[k, :2], atol=1e-6)
+
+
 def test_policy_node_names_a_missing_run(tmp_path: Path) -> None:
     from galley_nodes.embedded import EmbeddedHost
     from galley_nodes.registry import load_node_class
