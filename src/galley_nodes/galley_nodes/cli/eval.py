@@ -19,9 +19,10 @@ episode is the same as when run alone.
 (``galley train``) in place of the oracle, and reports ``mse``: the MSE between its sampled action
 chunks and the expert's on the run's held-out episodes (eq. 2's second term); in joint mode
 ``p`` = 1/EM + MSE (eq. 2). By default an episode ends at its first failed step, so the later
-steps count as failed too; to score every step, layer a params file (``--params``) with the task
-executor's ``teleport_on_failure: true`` and the monitor's ``abort_on_failure: false`` (a failed
-pick still ends the episode: nothing can be teleported into the gripper).
+steps count as failed too; to score every step, layer ``--params config/policy_eval.yaml`` (the
+task executor's ``teleport_on_failure``, the monitor's ``abort_on_failure``; a failed pick still
+ends the episode: nothing can be teleported into the gripper), after the collection's
+``params.yaml``, which gives the policy the cameras it was trained with.
 """
 
 from __future__ import annotations
