@@ -110,7 +110,7 @@ def transform_values_from_msg(msg: Any) -> TransformValues:
 
 def pose_msg(pose: Pose2D) -> Any:
     """``geometry_msgs/msg/Pose`` of a planar pose (z = 0)."""
-    qx, qy, qz, qw = pose.to_transform().rotation.tolist()
+    qx, qy, qz, qw = pose.quaternion()
     cls = messages.message_class  # several per state message: built directly
     return cls("geometry_msgs/msg/Pose")(
         position=cls("geometry_msgs/msg/Point")(x=pose.x, y=pose.y, z=0.0),

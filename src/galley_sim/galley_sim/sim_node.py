@@ -303,7 +303,6 @@ class SimNode(Node):
     def _publish_state(self) -> None:
         c, sim = self.config, self.sim
         stamp = self._stamp()  # one Time message shared by this state's messages
-        odom_tf = sim.odom.to_transform()
         v, w = sim.odom_twist
         self.publish(
             "odom",
@@ -315,14 +314,14 @@ class SimNode(Node):
                 twist={"twist": {"linear": {"x": v}, "angular": {"z": w}}},
             ),
         )
-        transforms = [
-            transform_stamped_msg(sim.map_to_odom(), c.map_frame, c.odom_frame, stamp),
-            transform_stamped_msg(odom_tf, c.odom_frame, c.base_frame, stamp),
+        planar = [
+            (c.map_frame, c.odom_frame, sim.map_to_odom()),
+            (c.odom_frame, c.base_frame, sim.odom),
         ]
+        base = [(p, ch, [pose.x, pose.y, 0.0], pose.quaternion()) for p, ch, pose in planar]
         robot = [(self._frame(p), ch, t, q) for p, ch, t, q in sim.relative_pose_values(ROBOT_FRAMES)]
         objects = [(c.map_frame, f"object/{n}", t, q) for n, t, q in sim.object_pose_values()]
-        transforms += transform_stamped_msgs_from_values(robot + objects, stamp)
-        self.send_transforms(transforms)
+        self.send_transforms(transform_stamped_msgs_from_values(base + robot + objects, stamp))
         position, velocity, effort = sim.joint_state()
         self.publish(
             "joint_states",
