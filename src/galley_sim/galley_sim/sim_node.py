@@ -439,12 +439,14 @@ class SimNode(Node):
 
     def _publish_cameras(self) -> None:
         # An image nobody subscribes to is not rendered (rendering is most of a camera tick's
-        # cost); camera_info goes out regardless, it costs next to nothing.
+        # cost); camera_info goes out regardless, it costs next to nothing. The images that are
+        # received are rendered together (one read-back), then published camera by camera.
+        wanted = [c for short, c in CAMERAS.items() if self.has_subscribers(f"camera/{short}/image_raw")]
+        images = dict(zip(wanted, self.sim.render_cameras(wanted) if wanted else [], strict=True))
         for short, camera in CAMERAS.items():
             frame = f"{camera}_optical"
-            topic = f"camera/{short}/image_raw"
-            if self.has_subscribers(topic):
-                self.publish(topic, self._image(self.sim.render(camera), frame, "rgb8"))
+            if camera in images:
+                self.publish(f"camera/{short}/image_raw", self._image(images[camera], frame, "rgb8"))
             self.publish(f"camera/{short}/camera_info", self._camera_info(camera, frame))
         if self.config.depth_enabled and self.has_subscribers("camera/base/depth/image_raw"):
             depth = self.sim.render("base_camera", depth=True).astype(np.float32)
