@@ -109,7 +109,10 @@ class KitchenSim:
         self._object_dof = {o.name: m.joint(object_body_name(o.name)).dofadr[0] for o in scene.objects}
         self._robot_bodies = {i for i in range(m.nbody) if self._is_robot_body(i)}
         self._laser_site = m.site("laser").id
-        self._imu_sensors = [m.sensor(n) for n in ("imu_accelerometer", "imu_gyro", "imu_orientation")]
+        self._imu_slices = [
+            slice(int(s.adr[0]), int(s.adr[0] + s.dim[0]))
+            for s in (m.sensor(n) for n in ("imu_accelerometer", "imu_gyro", "imu_orientation"))
+        ]
         beams = o.lidar_beams
         self.lidar_angles = -math.pi + 2.0 * math.pi * np.arange(beams) / beams
         self._ray_dirs_local = np.stack(
@@ -459,10 +462,8 @@ class KitchenSim:
 
     def imu(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(orientation quaternion x y z w in map, angular velocity rad/s, linear acceleration m/s²)."""
-        d = self.data
-        acc, gyro, quat = (d.sensordata[s.adr[0] : s.adr[0] + s.dim[0]] for s in self._imu_sensors)
-        w, x, y, z = quat
-        return np.array([x, y, z, w]), gyro.copy(), acc.copy()
+        acc, gyro, quat = (self.data.sensordata[s] for s in self._imu_slices)
+        return quat[[1, 2, 3, 0]], gyro.copy(), acc.copy()
 
     def _renderer(self, width: int, height: int) -> Any:
         key = (width, height)
@@ -533,9 +534,7 @@ class KitchenSim:
         """(robot geom, obstacle geom) pairs in contact now: walls, furniture, background objects."""
         m, d = self.model, self.data
         pairs = []
-        for i in range(d.ncon):
-            c = d.contact[i]
-            g1, g2 = int(c.geom1), int(c.geom2)
+        for g1, g2 in d.contact.geom.tolist():
             if m.geom_bodyid[g1] in self._robot_bodies and g2 in self._static_geoms:
                 pairs.append((m.geom(g1).name, m.geom(g2).name))
             elif m.geom_bodyid[g2] in self._robot_bodies and g1 in self._static_geoms:
