@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 
-from galley_core.geometry import Pose2D
+from galley_core.geometry import Pose2D, Transform
 from galley_core.tf_tree import (
     ConnectivityError,
     ExtrapolationError,
@@ -59,3 +60,20 @@ def test_cache_drops_old_transforms():
         tree.set_transform("odom", "base_link", t * S, Pose2D(float(t), 0, 0).to_transform())
     assert tree.can_transform("odom", "base_link", 8 * S)
     assert not tree.can_transform("odom", "base_link", 5 * S)
+
+
+def test_lookup_composes_as_transforms_do():
+    """The tree's float arithmetic agrees with Transform's along a 3D chain, both directions."""
+    rng = np.random.default_rng(0)
+    chain = ["map", "a", "b", "c"]
+    tree, expected = TransformTree(), Transform.identity()
+    for parent, child in itertools.pairwise(chain):
+        step = Transform(rng.normal(size=3), rng.normal(size=4))
+        tree.set_transform(parent, child, 1 * S, step)
+        expected = expected * step
+    found, _ = tree.lookup("map", "c")
+    np.testing.assert_allclose(found.translation, expected.translation, atol=1e-12)
+    np.testing.assert_allclose(found.rotation, expected.rotation, atol=1e-12)
+    back, _ = tree.lookup("c", "map")
+    np.testing.assert_allclose(back.translation, expected.inverse().translation, atol=1e-12)
+    np.testing.assert_allclose(back.rotation, expected.inverse().rotation, atol=1e-12)

@@ -209,6 +209,19 @@ def test_robot_cameras_can_hide_the_zones(kitchen):
     assert counts[False] > 200 and counts[True] == 0
 
 
+@pytest.mark.parametrize("hide", [True, False])
+def test_cameras_rendered_together_equal_cameras_rendered_alone(kitchen, hide):
+    sim = KitchenSim(kitchen, SimOptions(image_width=96, image_height=72, hide_zones_from_robot_cameras=hide))
+    sim.reset(episode_with(kitchen, kitchen.zone("blue").approach))
+    cameras = ["base_camera", "wrist_camera"]
+    together = sim.render_cameras(cameras)
+    alone = [sim.render(camera) for camera in cameras]
+    sim.close()
+    for a, b in zip(together, alone, strict=True):
+        assert a.shape == b.shape == (72, 96, 3)
+        np.testing.assert_array_equal(a, b)
+
+
 def test_joint_commands_bring_the_arm_to_targets(kitchen, tmp_path):
     _, _, seen, commands = start_sim(tmp_path, episode_with(kitchen, (0.0, 0.8, 0.0)))
     targets = dict(zip(ARM_JOINTS, (0.4, 0.3, 0.9, -0.5, 0.6, 1.0), strict=True))

@@ -97,6 +97,11 @@ class Pose2D:
         """The 3D transform of this pose (z = 0)."""
         return Transform._of_arrays(np.array([self.x, self.y, 0.0]), quaternion_from_yaw(self.theta))
 
+    def quaternion(self) -> tuple[float, float, float, float]:
+        """The heading as a unit quaternion (x, y, z, w) of Python floats, without a Transform."""
+        half = 0.5 * self.theta
+        return (0.0, 0.0, math.sin(half), math.cos(half))
+
 
 _CONJUGATE = np.array([-1.0, -1.0, -1.0, 1.0])
 

@@ -6,17 +6,17 @@ Works with the message classes of either host (see :mod:`galley_nodes.messages`)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from galley_core.geometry import Pose2D, Transform
 from galley_core.navigation.grid import OccupancyGrid
+from galley_core.tf_tree import TransformValues, transform_of_values
 from galley_nodes import messages
 
 __all__ = [
-    "deferred_transform_from_msg",
     "diagnostic_array_msg",
     "image_from_msg",
     "occupancy_grid_from_msg",
@@ -30,6 +30,7 @@ __all__ = [
     "transform_stamped_msg",
     "transform_stamped_msg_from_values",
     "transform_stamped_msgs_from_values",
+    "transform_values_from_msg",
 ]
 
 
@@ -87,21 +88,15 @@ def transform_from_msg(msg: Any) -> Transform:
     Raises:
         ValueError: a non-finite value or a zero quaternion.
     """
-    translation, rotation = _checked_transform_values(msg)
-    return Transform.trusted(np.array(translation), np.array(rotation))
+    return transform_of_values(transform_values_from_msg(msg))
 
 
-def deferred_transform_from_msg(msg: Any) -> Callable[[], Transform]:
-    """:func:`transform_from_msg`, checked now but built when called (for a TF buffer's look-ups).
+def transform_values_from_msg(msg: Any) -> TransformValues:
+    """:func:`transform_from_msg` as Python floats (what a TF buffer keeps), the quaternion normalised.
 
     Raises:
         ValueError: a non-finite value or a zero quaternion.
     """
-    translation, rotation = _checked_transform_values(msg)
-    return lambda: Transform.trusted(np.array(translation), np.array(rotation))
-
-
-def _checked_transform_values(msg: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
     tf = getattr(msg, "transform", msg)
     t, q = tf.translation, tf.rotation
     norm = math.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
@@ -110,12 +105,12 @@ def _checked_transform_values(msg: Any) -> tuple[tuple[float, ...], tuple[float,
             f"transform has a non-finite value or a zero quaternion: translation ({t.x}, {t.y}, {t.z}), "
             f"rotation ({q.x}, {q.y}, {q.z}, {q.w})"
         )
-    return (t.x, t.y, t.z), (q.x / norm, q.y / norm, q.z / norm, q.w / norm)
+    return (t.x, t.y, t.z, q.x / norm, q.y / norm, q.z / norm, q.w / norm)
 
 
 def pose_msg(pose: Pose2D) -> Any:
     """``geometry_msgs/msg/Pose`` of a planar pose (z = 0)."""
-    qx, qy, qz, qw = pose.to_transform().rotation.tolist()
+    qx, qy, qz, qw = pose.quaternion()
     cls = messages.message_class  # several per state message: built directly
     return cls("geometry_msgs/msg/Pose")(
         position=cls("geometry_msgs/msg/Point")(x=pose.x, y=pose.y, z=0.0),

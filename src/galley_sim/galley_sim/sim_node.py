@@ -303,7 +303,6 @@ class SimNode(Node):
     def _publish_state(self) -> None:
         c, sim = self.config, self.sim
         stamp = self._stamp()  # one Time message shared by this state's messages
-        odom_tf = sim.odom.to_transform()
         v, w = sim.odom_twist
         self.publish(
             "odom",
@@ -315,14 +314,14 @@ class SimNode(Node):
                 twist={"twist": {"linear": {"x": v}, "angular": {"z": w}}},
             ),
         )
-        transforms = [
-            transform_stamped_msg(sim.map_to_odom(), c.map_frame, c.odom_frame, stamp),
-            transform_stamped_msg(odom_tf, c.odom_frame, c.base_frame, stamp),
+        planar = [
+            (c.map_frame, c.odom_frame, sim.map_to_odom()),
+            (c.odom_frame, c.base_frame, sim.odom),
         ]
+        base = [(p, ch, [pose.x, pose.y, 0.0], pose.quaternion()) for p, ch, pose in planar]
         robot = [(self._frame(p), ch, t, q) for p, ch, t, q in sim.relative_pose_values(ROBOT_FRAMES)]
         objects = [(c.map_frame, f"object/{n}", t, q) for n, t, q in sim.object_pose_values()]
-        transforms += transform_stamped_msgs_from_values(robot + objects, stamp)
-        self.send_transforms(transforms)
+        self.send_transforms(transform_stamped_msgs_from_values(base + robot + objects, stamp))
         position, velocity, effort = sim.joint_state()
         self.publish(
             "joint_states",
@@ -440,12 +439,14 @@ class SimNode(Node):
 
     def _publish_cameras(self) -> None:
         # An image nobody subscribes to is not rendered (rendering is most of a camera tick's
-        # cost); camera_info goes out regardless, it costs next to nothing.
+        # cost); camera_info goes out regardless, it costs next to nothing. The images that are
+        # received are rendered together (one read-back), then published camera by camera.
+        wanted = [c for short, c in CAMERAS.items() if self.has_subscribers(f"camera/{short}/image_raw")]
+        images = dict(zip(wanted, self.sim.render_cameras(wanted) if wanted else [], strict=True))
         for short, camera in CAMERAS.items():
             frame = f"{camera}_optical"
-            topic = f"camera/{short}/image_raw"
-            if self.has_subscribers(topic):
-                self.publish(topic, self._image(self.sim.render(camera), frame, "rgb8"))
+            if camera in images:
+                self.publish(f"camera/{short}/image_raw", self._image(images[camera], frame, "rgb8"))
             self.publish(f"camera/{short}/camera_info", self._camera_info(camera, frame))
         if self.config.depth_enabled and self.has_subscribers("camera/base/depth/image_raw"):
             depth = self.sim.render("base_camera", depth=True).astype(np.float32)

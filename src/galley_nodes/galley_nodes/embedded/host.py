@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from galley_core.config import ConfigError, config_from_values
 from galley_core.tf_tree import TransformError, TransformTree
 from galley_nodes import messages
-from galley_nodes.conversions import deferred_transform_from_msg, transform_stamped_msg
+from galley_nodes.conversions import transform_stamped_msg_from_values, transform_values_from_msg
 from galley_nodes.embedded.bus import Bus, BusPublisher
 from galley_nodes.node import Node, NodeHost
 from galley_nodes.params_file import (
@@ -139,8 +139,8 @@ class EmbeddedNodeHost(NodeHost):
         return self._host._add_timer(self._order, period_s, callback, self.fully_qualified_name)
 
     def lookup_transform(self, target: str, source: str, time_ns: int | None = None) -> Any:
-        transform, stamp = self._host.tf.lookup(target, source, time_ns)
-        return transform_stamped_msg(transform, target, source, stamp)
+        values, stamp = self._host.tf.lookup_values(target, source, time_ns)
+        return transform_stamped_msg_from_values(values[:3], values[3:], target, source, stamp)
 
     def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
         pub = self._tf_publishers.get(static)
@@ -344,13 +344,8 @@ class EmbeddedHost:
                 if header.stamp is not stamp:  # a broadcaster's transforms usually share one stamp
                     stamp_ns = messages.time_ns_from_msg(header.stamp)
                     stamp = header.stamp
-                # Checked now, converted on the first look-up that needs it: most are never looked up.
                 set_transform(
-                    header.frame_id,
-                    t.child_frame_id,
-                    stamp_ns,
-                    deferred_transform_from_msg(t),
-                    static=static,
+                    header.frame_id, t.child_frame_id, stamp_ns, transform_values_from_msg(t), static=static
                 )
             except (TransformError, ValueError) as err:
                 logging.getLogger("galley.tf").warning(
