@@ -83,8 +83,12 @@ def build_host(
     cameras: bool,
     params: list[Path],
     policy: Path | None = None,
+    planner: bool = True,
 ) -> EmbeddedHost:
     """Every node of the stack in one embedded host; the recorder first, so that it stops last.
+
+    Without ``planner`` (the plan is given) the graph has no ``task_planner``: its backend would
+    start (and import torch) for nothing.
 
     With ``policy`` (a training run), the ``diffusion_policy`` node drives base and arm instead of
     the oracle (global planner, controller, arm controller) and the executor judges steps on ground
@@ -107,7 +111,8 @@ def build_host(
     host.add_node(
         load_node_class("monitor"), parameters={"scene": scene_name, **_monitor_rates(cameras, files)}
     )
-    host.add_node(load_node_class("task_planner"), parameters={"scene": scene_name})
+    if planner:
+        host.add_node(load_node_class("task_planner"), parameters={"scene": scene_name})
     judge = {} if policy is None else {"completion": "criteria"}  # else as the params files say
     host.add_node(load_node_class("task_executor"), parameters={"scene": scene_name, **judge})
     return host
@@ -156,7 +161,15 @@ def run_episode(
             raise EpisodeError(
                 f"{out_dir / 'bag'} exists already; choose another --out (nothing is overwritten)"
             )
-    host = build_host(scene.name, seed, out_dir=out_dir, cameras=cameras, params=params or [], policy=policy)
+    host = build_host(
+        scene.name,
+        seed,
+        out_dir=out_dir,
+        cameras=cameras,
+        params=params or [],
+        policy=policy,
+        planner=plan is None,
+    )
     sim = host.node("sim").sim  # type: ignore[attr-defined]
     log = TopicLog(host, video=video)
     results: list[Any] = []

@@ -4,10 +4,8 @@ Subscribes /task/instruction (std_msgs/String) and /camera/top_down/image_raw (s
 latched, rgb8); publishes the plan on /task/plan (galley_msgs/TaskPlan, latched, read by the task
 executor) and its progress on /task_planner/status (galley_msgs/ActionStatus: ACTIVE while
 planning, SUCCEEDED with a plan, FAILED with the reason and no plan). The backend is chosen by
-the ``backend`` parameter and started with the first instruction (``galley`` by default: offline,
-CPU): a run whose plan is given never asks the planner, and need not import torch for it. A backend
-that cannot start fails that instruction, and every later one, with the reason. An instruction
-that arrives before the image waits for it when the backend reads images.
+the ``backend`` parameter and imported lazily (``galley`` by default: offline, CPU). An
+instruction that arrives before the image waits for it when the backend reads images.
 Failure reasons start with the kind (``empty_instruction``, ``unknown_name``, ``off_grammar``,
 ``unavailable``, ``timeout``, ...) of :class:`galley_core.tasks.planning.PlanningError`.
 """
@@ -132,28 +130,24 @@ class TaskPlannerNode(Node):
 
     def __init__(self, host: Any, config: TaskPlannerConfig) -> None:
         super().__init__(host, config)
+        from galley_learning.planners import make_planner
+
         self.scene: Scene = load_scene(scene_path(config.scene, [d / "scenes" for d in config_dirs()]))
         self.image: np.ndarray[Any, Any] | None = None
         self.pending: str | None = None
         self.planner: Planner | None = None
         self._error = ""
-        self._status(ACTION_IDLE, "", "waiting for an instruction on /task/instruction")
-
-    def _start_backend(self) -> Planner | None:
-        """The backend, started on first use; None (and the reason in ``_error``) if it cannot start."""
-        from galley_learning.planners import make_planner
-
-        c = self.config
-        if self.planner is None and not self._error:
-            try:
-                suite = load_suite_entries(c.suite) if c.examples > 0 and c.backend != "galley" else []
-                self.planner = make_planner(
-                    c.backend, prompt=prompt_config(c), suite=suite, options=backend_options(c)
-                )
-            except (PlanningError, SuiteError, FileNotFoundError, ValueError) as err:
-                self._error = f"backend {c.backend!r} could not start: {err}"
-                self.log.error(self._error)
-        return self.planner
+        try:
+            suite = (
+                load_suite_entries(config.suite) if config.examples > 0 and config.backend != "galley" else []
+            )
+            self.planner = make_planner(
+                config.backend, prompt=prompt_config(config), suite=suite, options=backend_options(config)
+            )
+        except (PlanningError, SuiteError, FileNotFoundError, ValueError) as err:
+            self._error = f"backend {config.backend!r} could not start: {err}"
+            self.log.error(self._error)
+        self._status(ACTION_IDLE, "", self._error or "waiting for an instruction on /task/instruction")
 
     def on_image(self, msg: Any) -> None:
         try:
@@ -166,7 +160,7 @@ class TaskPlannerNode(Node):
             self._plan(instruction)
 
     def on_instruction(self, msg: Any) -> None:
-        planner = self._start_backend()
+        planner = self.planner
         if planner is not None and planner.accepts_image and self.image is None and msg.data.strip():
             self.pending = msg.data
             self._status(
