@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import re
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 
@@ -25,3 +29,19 @@ def image_size(text: str) -> tuple[int, int]:
     if not match:
         raise argparse.ArgumentTypeError(f"{text!r} is not WxH, e.g. 96x72")
     return int(match[1]), int(match[2])
+
+
+def episode_pool(workers: int) -> ProcessPoolExecutor:
+    """Worker processes for whole episodes (``galley collect``, ``galley eval --workers``).
+
+    Spawned, so that no simulator or OpenGL state is forked; each uses one thread and logs only
+    errors (the parent shows progress).
+    """
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=get_context("spawn"), initializer=_quiet_worker
+    )
+
+
+def _quiet_worker() -> None:
+    logging.basicConfig(level=logging.ERROR)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")

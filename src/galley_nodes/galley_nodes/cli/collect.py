@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from galley_nodes.cli import image_size
+from galley_nodes.cli import episode_pool, image_size
 
 __all__ = ["CollectConfig", "CollectError", "add_parser", "collect"]
 
@@ -101,10 +99,6 @@ def _run_one(
     *, instruction: str, seed: int, plan: list[str], scene: str, work: str, params: str
 ) -> dict[str, Any]:
     """One episode into ``work`` (a worker process); returns its summary."""
-    import logging
-
-    logging.basicConfig(level=logging.ERROR)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     from galley_nodes.cli.run import run_episode
 
     start = time.perf_counter()
@@ -150,8 +144,7 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
             flush=True,
         )
     user_errors = _user_errors()
-    context = get_context("spawn")
-    with ProcessPoolExecutor(max_workers=config.workers, mp_context=context) as pool:
+    with episode_pool(config.workers) as pool:
         pending: dict[Future[dict[str, Any]], str] = {}
         queue = list(todo)
         while queue or pending:

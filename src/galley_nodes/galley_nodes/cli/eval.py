@@ -38,7 +38,7 @@ import numpy as np
 
 from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
 from galley_core.tasks.suite import SuiteEntry, load_suite
-from galley_nodes.cli import add_params_option
+from galley_nodes.cli import add_params_option, episode_pool
 from galley_nodes.config_files import config_dirs
 
 __all__ = ["add_parser", "evaluate"]
@@ -176,18 +176,6 @@ def _execute_one(
     }
 
 
-def _execute_in_worker(
-    entry: SuiteEntry, scene_name: str, policy: Path | None, params: list[Path]
-) -> dict[str, Any]:
-    """:func:`_execute_one` in a worker process: one thread each, only errors logged."""
-    import logging
-    import os
-
-    logging.basicConfig(level=logging.ERROR)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    return _execute_one(entry, scene_name, policy, params)
-
-
 def _execute(
     entries: list[SuiteEntry],
     scene_name: str,
@@ -204,13 +192,11 @@ def _execute(
             done[i] = _execute_one(entry, scene_name, policy, params)
             _progress(len(done), len(entries), start, list(done.values()))
         return [done[i] for i in range(len(entries))]
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from multiprocessing import get_context
+    from concurrent.futures import as_completed
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+    with episode_pool(workers) as pool:
         futures = {
-            pool.submit(_execute_in_worker, entry, scene_name, policy, params): i
-            for i, entry in enumerate(entries)
+            pool.submit(_execute_one, entry, scene_name, policy, params): i for i, entry in enumerate(entries)
         }
         for future in as_completed(futures):
             done[futures[future]] = future.result()
