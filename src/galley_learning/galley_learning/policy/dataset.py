@@ -220,11 +220,12 @@ def _merge(
             n = len(part["state"])
             for k in keys:
                 arrays[k][start : start + n] = part[k]
-            for s in part["step_text"].tolist():
+            texts = part["step_text"].tolist()
+            for s in texts:
                 if s and s not in index:
                     index[s] = len(steps)
                     steps.append(s)
-            step_ids[start : start + n] = [index.get(s, -1) for s in part["step_text"].tolist()]
+            step_ids[start : start + n] = [index.get(s, -1) for s in texts]
             if episode["split"] == "train":
                 train["state"].append(part["state"])
                 train["action"].append(part["action"])

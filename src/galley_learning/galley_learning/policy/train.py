@@ -141,7 +141,17 @@ def resident_images(
     free, _ = torch.cuda.mem_get_info(device)
     if size > free / 2:
         return {}
-    return {c: torch.from_numpy(np.ascontiguousarray(data.images[c])).to(device) for c in cameras}
+    resident = {}
+    for c in cameras:
+        frames = data.images[c]
+        resident[c] = torch.empty(frames.shape, dtype=torch.uint8, device=device)
+        for start in range(0, len(frames), _UPLOAD_FRAMES):  # through host memory a slice at a time
+            chunk = np.array(frames[start : start + _UPLOAD_FRAMES])
+            resident[c][start : start + len(chunk)] = torch.from_numpy(chunk).to(device)
+    return resident
+
+
+_UPLOAD_FRAMES = 8192
 
 
 def _vocabulary(data: PolicyData) -> list[str]:
