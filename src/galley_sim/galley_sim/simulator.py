@@ -486,8 +486,10 @@ class KitchenSim:
     ) -> NDArray[Any]:
         """An RGB image (H, W, 3) uint8, or with ``depth`` a depth image (H, W) float32 in metres.
 
-        Robot cameras do not see the zones when ``hide_zones_from_robot_cameras`` is set; the
-        top-down camera always does.
+        Drawn by ``mujoco.Renderer`` with the model's multisampling: the top-down view and the
+        depth image; the robot cameras' RGB images come from :meth:`render_cameras`. Robot cameras
+        do not see the zones when ``hide_zones_from_robot_cameras`` is set; the top-down camera
+        always does.
         """
         o = self.options
         renderer = self._renderer(width or o.image_width, height or o.image_height)
@@ -501,13 +503,12 @@ class KitchenSim:
         return np.asarray(renderer.render())
 
     def render_cameras(self, cameras: Sequence[str]) -> list[NDArray[np.uint8]]:
-        """RGB images (H, W, 3) uint8 of several robot cameras at once, equal to :meth:`render`'s.
+        """RGB images (H, W, 3) uint8 of the robot cameras, drawn together and supersampled.
 
-        Drawn side by side and read back together (:class:`galley_sim.rendering.SideBySideRenderer`),
-        which with software OpenGL is cheaper than one :meth:`render` per camera.
+        What the ``sim`` node publishes (:class:`galley_sim.rendering.SideBySideRenderer`): cheaper
+        with software OpenGL than one :meth:`render` per camera, and at least as accurate. Each
+        image is the same whichever cameras it is drawn with.
         """
-        if len(cameras) == 1:
-            return [self.render(cameras[0])]
         o = self.options
         key = (o.image_width, o.image_height, len(cameras))
         renderer = self._side_by_side.get(key)
