@@ -344,3 +344,17 @@ def test_a_nan_velocity_command_stops_the_base_with_a_warning(kitchen, tmp_path,
         commands.drive(float("nan"), 0.0, 1.0)
     assert "non-finite" in caplog.text
     assert abs(seen["/odom"][-1].twist.twist.linear.x) < 1e-3
+
+
+def test_a_renderer_dropped_without_close_leaves_the_others_working(kitchen):
+    sim = KitchenSim(kitchen, SimOptions(image_width=96, image_height=72))
+    sim.reset(episode_with(kitchen, kitchen.zone("blue").approach))
+    cameras = ["base_camera", "wrist_camera"]
+    expected = sim.render_cameras(cameras)
+    dropped = SideBySideRenderer(sim.model, 96, 72, 2)
+    kept = SideBySideRenderer(sim.model, 96, 72, 2)  # its GL context is current now
+    del dropped  # freed by the garbage collector, not closed
+    for a, b in zip(kept.render(sim.data, cameras, mujoco.MjvOption()), expected, strict=True):
+        np.testing.assert_array_equal(a, b)
+    kept.close()
+    sim.close()

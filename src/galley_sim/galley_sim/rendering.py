@@ -108,8 +108,14 @@ class SideBySideRenderer:
         return [row[:, i * self.width : (i + 1) * self.width].copy() for i in range(self.count)]
 
     def close(self) -> None:
-        if self._context is not None:
-            self._gl.make_current()
-            self._context.free()
+        """Free the GL resources (as ``mujoco.Renderer.close`` does: in this renderer's own context)."""
+        if getattr(self, "_context", None) is not None:
+            with self._gl.as_current():
+                self._context.free()
             self._gl.free()
             self._context = None
+
+    def __del__(self) -> None:
+        # Left to the garbage collector, MuJoCo would free the MjrContext in whichever GL context
+        # is current, which deletes that context's buffers of the same names: another renderer's.
+        self.close()
