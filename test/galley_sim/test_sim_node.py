@@ -358,3 +358,26 @@ def test_a_renderer_dropped_without_close_leaves_the_others_working(kitchen):
         np.testing.assert_array_equal(a, b)
     kept.close()
     sim.close()
+
+
+def test_subdividing_faces_for_lighting_would_change_almost_no_pixel(kitchen):
+    """The model draws box faces as one quad and the floor with a 1 m grid (see mjcf.py): with no
+    specular light that looks like MuJoCo's default subdivision, only cheaper."""
+    images = {}
+    for subdivided in (False, True):
+        sim = KitchenSim(kitchen, SimOptions(image_width=320, image_height=240))
+        if subdivided:
+            sim.model.vis.quality.numquads = 4
+            sim.model.geom_size[sim.model.geom("floor").id, 2] = 0.1
+        images[subdivided] = []
+        for seed in range(3):
+            sim.reset(sample_episode(kitchen, seed))
+            images[subdivided] += [
+                *sim.render_cameras(["base_camera", "wrist_camera"]),
+                sim.render("top_down"),
+            ]
+        sim.close()
+    for coarse, fine in zip(images[False], images[True], strict=True):
+        difference = np.abs(coarse.astype(int) - fine.astype(int))
+        assert difference.mean() < 0.05  # grey levels
+        assert (difference.max(axis=-1) > 2).mean() < 1e-3

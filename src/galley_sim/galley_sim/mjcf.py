@@ -172,7 +172,12 @@ def scene_xml(
         "  </option>",
         "  <visual>",
         f'    <global offwidth="{width}" offheight="{height}"/>',
-        '    <quality shadowsize="0"/>',
+        # No light is specular, so lighting is constant across a flat face: subdividing box faces
+        # (numquads) or the floor (its grid spacing, the plane's third size) for lighting hardly
+        # changes the images (0.001 grey levels on average, 0.005 % of pixels by more than 2), and
+        # software OpenGL pays for every vertex: 1 quad per face and a 1 m floor grid draw the
+        # robot cameras in about a third less time than MuJoCo's 4 and this scene's 0.1 m did.
+        '    <quality shadowsize="0" numquads="1"/>',
         '    <headlight ambient="0.3 0.3 0.3" diffuse="0.3 0.3 0.3" specular="0 0 0"/>',
         "  </visual>",
         f"  <include file={quoteattr(str(ROBOT_XML))}/>",
@@ -184,7 +189,7 @@ def scene_xml(
             "floor",
             "plane",
             (cx, cy, 0),
-            ((x1 - x0) / 2, (y1 - y0) / 2, 0.1),
+            ((x1 - x0) / 2, (y1 - y0) / 2, 1.0),
             f'rgba="{_f(*scene.floor_rgba)}" group="{STATIC_GROUP}" contype="2" conaffinity="2"',
         ),
         *(f"    {_box_geom(b)}" for b in scene.boxes),
