@@ -12,7 +12,13 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=[package_name, package_name + ".*"]),
     package_data={package_name: ["py.typed", "models/*/*.xml", "models/*/*.md"]},
-    install_requires=["galley-core", "galley-nodes", "mujoco>=3.3", "numpy>=1.24"],
+    install_requires=[
+        "galley-core",
+        "galley-nodes",
+        "mujoco>=3.3",
+        "numpy>=1.24",
+        "opencv-python-headless>=4.8",
+    ],
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
