@@ -163,6 +163,7 @@ def test_an_image_nobody_subscribes_to_is_not_rendered(kitchen, tmp_path):
     assert stats["/camera/base/image_raw"]["published"] == 0
     assert stats["/camera/base/depth/image_raw"]["published"] == 0
     assert stats["/camera/base/camera_info"]["published"] == 2  # info goes out regardless
+    assert stats["/camera/top_down/image_raw"]["published"] == 0
     depth: list[Any] = []
     host.participant("late").create_subscription(
         "/camera/base/depth/image_raw", "sensor_msgs/msg/Image", depth.append, QoS(depth=10)
@@ -192,6 +193,12 @@ def test_the_top_down_image_shows_every_zone_colour(kitchen, tmp_path):
     )
     host.run_for(0.01)
     assert len(late) == 1
+    later: list[Any] = []  # rendered once: a second subscriber gets the latched image
+    host.participant("recorder").create_subscription(
+        "/camera/top_down/image_raw", "sensor_msgs/msg/Image", later.append, QoS.latched()
+    )
+    host.run_for(0.1)
+    assert later == late and host.bus.statistics()["/camera/top_down/image_raw"]["published"] == 1
     msg = late[0]
     image = np.asarray(msg.data).reshape(msg.height, msg.width, 3)
     assert (msg.width, msg.height) == (640, 480)
