@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,12 @@ __all__ = ["read_yaml"]
 #: libyaml's parser where PyYAML was built with it (same documents, several times faster: a node
 #: start reads the scene file several times), else the pure-Python one.
 _LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+#: Parsed documents by (path, modification time, size). Building the stack reads the scene file
+#: once per node that needs it, in every episode of an eval or a collection; a copy of the parsed
+#: document costs a tenth of parsing it again. An edited file has a new key and is read again.
+_PARSED: dict[tuple[str, int, int], Any] = {}
+_PARSED_MAX = 64
 
 
 def read_yaml(path: str | Path, *, what: str, error: type[Exception], hint: str = "") -> Any:
@@ -28,7 +35,13 @@ def read_yaml(path: str | Path, *, what: str, error: type[Exception], hint: str 
     """
     path = Path(path)
     try:
-        return yaml.load(path.read_text(), Loader=_LOADER)
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+        if key not in _PARSED:
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.clear()
+            _PARSED[key] = yaml.load(path.read_text(), Loader=_LOADER)
+        return copy.deepcopy(_PARSED[key])
     except FileNotFoundError:
         raise error(f"{what} {path} does not exist{hint}") from None
     except OSError as err:
