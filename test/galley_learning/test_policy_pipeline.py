@@ -55,6 +55,8 @@ def test_collection_keeps_successes_apart_from_failures(collection: Path) -> Non
     for name, record in report["episodes"].items():
         where = "episodes" if record["success"] else "failed"
         assert (collection / where / name / "bag" / "metadata.yaml").exists()
+        # the picture of what went wrong, only where something did
+        assert (collection / where / name / "topdown.png").exists() == (not record["success"])
         assert record["plan"] and record["instruction"]
     assert report["this_run"]["episodes_per_hour"] > 0
     assert all("failed" not in p.parts for p in find_bags(collection))

@@ -7,7 +7,9 @@ what ``galley run --plan`` does. ``--out`` ends up holding:
 
 * ``episodes/ep_NNNNNN/``: successful episodes: ``bag/`` (rosbag2, mcap, with the recorder's
   ``episode.json``), ``episode.json`` (the run's report);
-* ``failed/ep_NNNNNN/``: failed episodes, kept for inspection and never mixed into training data;
+* ``failed/ep_NNNNNN/``: failed episodes, kept for inspection and never mixed into training data,
+  with ``topdown.png`` (the paths, the trajectory and the objects from above, as ``galley run``
+  draws them) to see what went wrong;
 * ``params.yaml``: the parameters the episodes ran with (image size, depth) on top of
   config/galley.yaml; ``collection.json``: the settings, every episode's outcome, and the rate.
 
@@ -111,6 +113,7 @@ def _run_one(
         cameras=True,
         params=[Path(params)],
         progress=False,
+        topdown="failed",
     )
     summary["collect_wall_s"] = round(time.perf_counter() - start, 2)
     return summary

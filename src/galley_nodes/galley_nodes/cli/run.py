@@ -146,12 +146,17 @@ def run_episode(
     progress: bool = True,
     cameras: bool | None = None,
     policy: Path | None = None,
+    topdown: str = "always",
 ) -> dict[str, Any]:
     """Run one episode and (with ``out_dir``) write its report; returns the episode summary.
 
     The robot's cameras render when ``cameras`` says so (default: with ``video``; always with a
-    learned ``policy``, a training run that then replaces the oracle nodes).
+    learned ``policy``, a training run that then replaces the oracle nodes). ``topdown`` says when
+    ``topdown.png`` is drawn: ``"always"``, or only for a ``"failed"`` episode (``galley collect``:
+    the picture costs matplotlib about 0.25 s, and failures are what a person looks at).
     """
+    if topdown not in ("always", "failed"):
+        raise ValueError(f"topdown must be 'always' or 'failed', not {topdown!r}")
     cameras = policy is not None or (video if cameras is None else cameras)
     scene = load_scene(scene_path(scene_name, [d / "scenes" for d in config_dirs()]))
     plan, gold = resolve_plan(instruction, scene, seed, plan_text)
@@ -212,7 +217,8 @@ def run_episode(
     )
     if out_dir is not None:
         (out_dir / "episode.json").write_text(json.dumps(summary, indent=2) + "\n")
-        _plot(log, scene, summary, starts=starts, ends=ends, path=out_dir / "topdown.png")
+        if topdown == "always" or not summary["success"]:
+            _plot(log, scene, summary, starts=starts, ends=ends, path=out_dir / "topdown.png")
         if video:
             _write_video(log.frames, out_dir / "video.mp4")
     return summary
