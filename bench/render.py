@@ -4,8 +4,8 @@
 
 Draws the base and wrist cameras together (as the ``sim`` node does, one read-back per tick) in
 the robot's start pose of several random episodes, both ways: with the model's 4x multisampling,
-and at twice the width and height without it, averaging each 2x2 block (what galley publishes for
-images up to 160x120; larger ones it multisamples, :mod:`galley_sim.rendering`). Reports
+and at twice the width and height without it, averaging each 2x2 block (what galley publishes,
+:mod:`galley_sim.rendering`). Reports
 milliseconds per camera tick (both cameras, best of three runs), and the accuracy of each against a
 reference with 64 samples per pixel (8x8 supersampling): the mean absolute error in grey levels
 and the share of pixels off by more than 8 levels in some channel. Also an aliased drawing (one
