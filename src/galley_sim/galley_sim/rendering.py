@@ -1,10 +1,9 @@
 """The robot cameras' RGB images: drawn side by side into one offscreen buffer, read back once.
 
 With software OpenGL (Mesa's llvmpipe, what headless machines without a GPU have) reading pixels
-back waits for the rasteriser and resolves the multisampled buffer, and for small images that
-costs as much as drawing them. The robot's two cameras fire together, so
-:class:`SideBySideRenderer` draws both into neighbouring viewports of one buffer and pays that
-once.
+back waits for the rasteriser, and for small images that costs as much as drawing them. The
+robot's two cameras fire together, so :class:`SideBySideRenderer` draws both into neighbouring
+viewports of one buffer and pays that once.
 
 They are anti-aliased by supersampling rather than by MuJoCo's 4x multisampling: drawn at twice
 the width and height without multisampling, each 2x2 block averaged into one pixel. That is four

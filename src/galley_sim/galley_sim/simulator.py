@@ -506,7 +506,7 @@ class KitchenSim:
         """RGB images (H, W, 3) uint8 of the robot cameras, drawn together and supersampled.
 
         What the ``sim`` node publishes (:class:`galley_sim.rendering.SideBySideRenderer`): cheaper
-        with software OpenGL than one :meth:`render` per camera, and at least as accurate. Each
+        with software OpenGL than one :meth:`render` per camera, and as accurate. Each
         image is the same whichever cameras it is drawn with.
         """
         o = self.options

@@ -22,7 +22,7 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -146,7 +146,7 @@ def run_episode(
     progress: bool = True,
     cameras: bool | None = None,
     policy: Path | None = None,
-    topdown: str = "always",
+    topdown: Literal["always", "failed"] = "always",
 ) -> dict[str, Any]:
     """Run one episode and (with ``out_dir``) write its report; returns the episode summary.
 
