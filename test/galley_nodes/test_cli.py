@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -99,3 +100,17 @@ def test_doctor_finds_a_headless_render_backend_or_says_how_to_get_one():
     checks = [c for c in run_checks(render=True) if c.name.startswith("mujoco render")]
     assert checks and checks[0].name == "mujoco render (egl)"
     assert checks[-1].ok or all(c.fix.startswith("apt-get install") for c in checks)
+
+
+@pytest.mark.parametrize("fill", [True, False])
+def test_episode_workers_that_fill_the_cpus_get_one_rasteriser_thread_each(monkeypatch, fill):
+    from galley_nodes.cli import _quiet_worker
+
+    monkeypatch.delenv("LP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # a user's setting stays
+    _quiet_worker(fill)
+    assert os.environ.get("LP_NUM_THREADS") == ("1" if fill else None)
+    assert os.environ["OMP_NUM_THREADS"] == "3"
+    monkeypatch.setenv("LP_NUM_THREADS", "4")
+    _quiet_worker(fill)
+    assert os.environ["LP_NUM_THREADS"] == "4"
