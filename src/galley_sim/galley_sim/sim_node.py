@@ -145,7 +145,6 @@ class SimNode(Node):
         }
         self._tick = 0
         self._stamp_cache: tuple[int, Any] = (-1, None)
-        self._top_down_due = True  # reset() renders the top-down image once something subscribes
         self._cmd_time_s: float | None = None
         self._velocity_targets: dict[str, float] = {}
         self._warned: set[str] = set()
@@ -178,7 +177,7 @@ class SimNode(Node):
         )
         self._publish_preflight()
         self._publish_static_tf()
-        self._top_down_due = True
+        self._top_down_due = True  # rendered at the first tick that finds a subscriber
         self._publish_top_down()
         self._publish_state()
 
