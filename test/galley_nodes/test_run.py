@@ -52,3 +52,22 @@ def test_run_mistakes_are_one_line(repo, tmp_path):
     assert bad.returncode == 2 and "no zone 'orange'" in bad.stderr and "Traceback" not in bad.stderr
     empty = galley("run", "  ", "--out", str(tmp_path / "b"), cwd=repo)
     assert empty.returncode == 2 and "the instruction is empty" in empty.stderr
+
+
+def test_an_episode_without_a_report_renders_no_image(monkeypatch):
+    """Cameras off and no --out: nothing draws topdown.png, so the simulator renders nothing."""
+    from galley_nodes.cli.run import run_episode
+    from galley_sim.simulator import KitchenSim
+
+    rendered: list[str] = []
+    render = KitchenSim.render
+
+    def counting_render(self, camera, **kwargs):
+        rendered.append(camera)
+        return render(self, camera, **kwargs)
+
+    monkeypatch.setattr(KitchenSim, "render", counting_render)
+    summary = run_episode(
+        "Move the bowl to the green zone", seed=0, plan_text="move to the purple zone", progress=False
+    )
+    assert summary["success"] and rendered == []

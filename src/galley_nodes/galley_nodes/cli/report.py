@@ -19,11 +19,12 @@ class TopicLog:
         plans: every non-empty /plan, as (N, 2) arrays in the map frame.
         trajectory: ground-truth base positions (x, y) from /sim/ground_truth/base_pose.
         contacts: (robot geom, obstacle geom) pairs seen on /sim/contacts.
-        top_down: the latched top-down image (H, W, 3), once the simulator has published it.
+        top_down: the latched top-down image (H, W, 3), once the simulator has published it; only
+            with ``top_down`` set (the simulator renders it only for a subscriber: about 0.1 s).
         frames: base camera images (H, W, 3) when ``video`` is set.
     """
 
-    def __init__(self, host: EmbeddedHost, *, video: bool = False) -> None:
+    def __init__(self, host: EmbeddedHost, *, video: bool = False, top_down: bool = True) -> None:
         probe = host.participant("galley_report")
         self.plans: list[np.ndarray[Any, Any]] = []
         self.trajectory: list[tuple[float, float]] = []
@@ -41,9 +42,10 @@ class TopicLog:
         probe.create_subscription(
             "/sim/contacts", "galley_msgs/msg/Contacts", self._on_contacts, QoS(depth=100)
         )
-        probe.create_subscription(
-            "/camera/top_down/image_raw", "sensor_msgs/msg/Image", self._on_top, QoS.latched()
-        )
+        if top_down:
+            probe.create_subscription(
+                "/camera/top_down/image_raw", "sensor_msgs/msg/Image", self._on_top, QoS.latched()
+            )
         if video:
             probe.create_subscription(
                 "/camera/base/image_raw", "sensor_msgs/msg/Image", self._on_frame, QoS(depth=10)

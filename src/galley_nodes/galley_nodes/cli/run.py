@@ -176,7 +176,7 @@ def run_episode(
         planner=plan is None,
     )
     sim = host.node("sim").sim  # type: ignore[attr-defined]
-    log = TopicLog(host, video=video)
+    log = TopicLog(host, video=video, top_down=out_dir is not None)  # the picture is drawn only there
     results: list[Any] = []
     planned: list[Any] = []
     planner_status: list[Any] = []
