@@ -388,3 +388,25 @@ def test_subdividing_faces_for_lighting_would_change_almost_no_pixel(kitchen):
         difference = np.abs(coarse.astype(int) - fine.astype(int))
         assert difference.mean() < 0.05  # grey levels
         assert (difference.max(axis=-1) > 2).mean() < 1e-3
+
+
+def test_sensors_evaluated_once_per_step_call_read_as_if_every_physics_step_had(kitchen):
+    """KitchenSim.step skips MuJoCo's sensor stage but in its last physics step: bit for bit the
+    same IMU readings and motion as evaluating the sensors in every step."""
+    runs = []
+    for every_step in (False, True):
+        sim = KitchenSim(kitchen, SimOptions())
+        sim.reset(sample_episode(kitchen, 3))
+        if every_step:
+            sim._step_without_sensors = lambda n, sim=sim: mujoco.mj_step(sim.model, sim.data, nstep=n)
+        sim.set_joint_targets({"shoulder": -0.6, "elbow": 1.2, "gripper": 0.5})
+        readings = []
+        for tick in range(300):
+            if tick % 50 == 0:
+                sim.set_base_command(0.05 * (tick % 150 / 50 - 1), 0.4 - 0.2 * (tick % 100 / 50))
+            sim.step(5)
+            readings.append(np.concatenate([sim.data.qpos, sim.data.qvel, *sim.imu()]))
+        runs.append(np.array(readings))
+        sim.close()
+    assert np.ptp(runs[1][:, -6:], axis=0).max() > 0.1  # gyro and accelerometer see the motion
+    np.testing.assert_array_equal(runs[0], runs[1])

@@ -35,6 +35,7 @@ FINGER_JOINTS = ("left_finger", "right_finger")
 FINGER_MAX_M = 0.04
 #: Physics steps between updates of the base's velocity targets and of odometry (10 ms at 500 Hz).
 BASE_CONTROL_STEPS = 5
+_NO_SENSORS = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
 #: Arm joint positions (rad) of the tucked pose an episode starts in: clear of the base camera's view.
 TUCKED = (0.0, -1.85, 2.6, 0.0, 0.82, 0.0)
 #: Robot bodies published on TF, each with its parent (arm chain and camera links).
@@ -290,6 +291,10 @@ class KitchenSim:
         from the heading predicted for the middle of that interval, and odometry integrates the
         measured forward motion (what wheel encoders see: sideways pushes are not counted) and
         yaw change over it, exactly as an arc.
+
+        MuJoCo's sensors (the IMU) are evaluated in the last of the ``count`` steps only: their
+        values are outputs that no dynamics reads, so :meth:`imu` after this call is what it would
+        be had every step computed them (the accelerometer alone runs an extra RNE pass per step).
         """
         m, d = self.model, self.data
         v, w = self.command
@@ -305,13 +310,27 @@ class KitchenSim:
             d.ctrl[ax] = v * math.cos(heading)
             d.ctrl[ay] = v * math.sin(heading)
             d.ctrl[ayaw] = w
-            mujoco.mj_step(m, d, nstep=n)
+            if done + n < count:
+                self._step_without_sensors(n)
+            else:
+                if n > 1:
+                    self._step_without_sensors(n - 1)
+                mujoco.mj_step(m, d)
             dyaw = d.qpos[byaw] - yaw0
             mid = yaw0 + 0.5 * dyaw
             forward = ((d.qpos[bx] - x0) * math.cos(mid) + (d.qpos[by] - y0) * math.sin(mid)) / dt
             self.odom = integrate_unicycle(self.odom, forward, dyaw / dt, dt)
             self.odom_twist = (forward, dyaw / dt)
             done += n
+
+    def _step_without_sensors(self, n: int) -> None:
+        opt = self.model.opt
+        flags = opt.disableflags
+        opt.disableflags = flags | _NO_SENSORS
+        try:
+            mujoco.mj_step(self.model, self.data, nstep=n)
+        finally:
+            opt.disableflags = flags
 
     def teleport_base(self, pose: Pose2D) -> None:
         """Put the base at a map pose, at rest (odometry goes on; ``map -> odom`` absorbs the jump)."""
