@@ -194,6 +194,16 @@ def test_timers_fire_at_their_periods_in_simulated_time():
     assert stamps == sorted({*fast.ticks_ns, *slow.ticks_ns})
 
 
+def test_the_clock_is_built_only_for_subscribers():
+    host = EmbeddedHost()
+    host.add_node(Counter, name="fast", parameters={"period_s": 0.1})
+    host.run_for(0.5)
+    assert host.bus.statistics()["/clock"]["published"] == 0
+    clock = spy(host, "/clock", "rosgraph_msgs/msg/Clock")
+    host.run_for(0.5)
+    assert [messages.time_ns_from_msg(m.clock) for _, _, m in clock] == [k * 100 * MS for k in range(6, 11)]
+
+
 def test_parameters_come_from_layered_yaml_files(params_file):
     base = params_file(
         """

@@ -171,7 +171,8 @@ class EmbeddedHost:
     Args:
         params_files: ROS 2 parameter files, layered in order (later values win).
         check_messages: check every published message's type and sequence fields (cheap; on by default).
-        publish_clock: publish ``rosgraph_msgs/msg/Clock`` on /clock whenever time advances.
+        publish_clock: publish ``rosgraph_msgs/msg/Clock`` on /clock whenever time advances (to
+            its subscribers: when there are none, no message is built).
         tf_cache_s: how long the TF buffer keeps dynamic transforms, seconds.
     """
 
@@ -272,7 +273,9 @@ class EmbeddedHost:
     def _advance_to(self, time_ns: int) -> None:
         if time_ns > self.time_ns:
             self.time_ns = time_ns
-            if self._clock is not None:
+            # Volatile, like every /clock: nobody who subscribes later misses a message not sent
+            # now, and an evaluation with no recorder has nobody to send it to.
+            if self._clock is not None and self._clock.get_subscription_count():
                 self._clock.publish(messages.new("rosgraph_msgs/msg/Clock", clock=messages.time_msg(time_ns)))
                 self.bus.deliver_pending()
 
