@@ -100,6 +100,9 @@ class KitchenSim:
         self._base_qpos = [m.joint(n).qposadr[0] for n in ("base_x", "base_y", "base_yaw")]
         self._base_dof = [m.joint(n).dofadr[0] for n in ("base_x", "base_y", "base_yaw")]
         self._base_act = [m.actuator(n).id for n in ("base_x", "base_y", "base_yaw")]
+        # Views into the model and data (their memory lives as long as they do), so that step(),
+        # run 100 times per simulated second, does not build new ones on every access.
+        self._opt, self._qpos, self._ctrl = m.opt, self.data.qpos, self.data.ctrl
         self.joint_names = ARM_JOINTS + FINGER_JOINTS
         self._joint_qpos = np.array([m.joint(n).qposadr[0] for n in self.joint_names])
         self._joint_dof = np.array([m.joint(n).dofadr[0] for n in self.joint_names])
@@ -296,35 +299,35 @@ class KitchenSim:
         values are outputs that no dynamics reads, so :meth:`imu` after this call is what it would
         be had every step computed them (the accelerometer alone runs an extra RNE pass per step).
         """
-        m, d = self.model, self.data
+        m, d, qpos, ctrl = self.model, self.data, self._qpos, self._ctrl
         v, w = self.command
-        byaw = self._base_qpos[2]
+        bx, by, byaw = self._base_qpos
         ax, ay, ayaw = self._base_act
-        bx, by = self._base_qpos[0], self._base_qpos[1]
+        timestep = self._opt.timestep
         done = 0
         while done < count:
             n = min(BASE_CONTROL_STEPS, count - done)
-            dt = n * m.opt.timestep
-            x0, y0, yaw0 = d.qpos[bx], d.qpos[by], d.qpos[byaw]
+            dt = n * timestep
+            x0, y0, yaw0 = qpos.item(bx), qpos.item(by), qpos.item(byaw)
             heading = yaw0 + 0.5 * w * dt
-            d.ctrl[ax] = v * math.cos(heading)
-            d.ctrl[ay] = v * math.sin(heading)
-            d.ctrl[ayaw] = w
+            ctrl[ax] = v * math.cos(heading)
+            ctrl[ay] = v * math.sin(heading)
+            ctrl[ayaw] = w
             if done + n < count:
                 self._step_without_sensors(n)
             else:
                 if n > 1:
                     self._step_without_sensors(n - 1)
                 mujoco.mj_step(m, d)
-            dyaw = d.qpos[byaw] - yaw0
+            dyaw = qpos.item(byaw) - yaw0
             mid = yaw0 + 0.5 * dyaw
-            forward = ((d.qpos[bx] - x0) * math.cos(mid) + (d.qpos[by] - y0) * math.sin(mid)) / dt
+            forward = ((qpos.item(bx) - x0) * math.cos(mid) + (qpos.item(by) - y0) * math.sin(mid)) / dt
             self.odom = integrate_unicycle(self.odom, forward, dyaw / dt, dt)
             self.odom_twist = (forward, dyaw / dt)
             done += n
 
     def _step_without_sensors(self, n: int) -> None:
-        opt = self.model.opt
+        opt = self._opt
         flags = opt.disableflags
         opt.disableflags = flags | _NO_SENSORS
         try:
