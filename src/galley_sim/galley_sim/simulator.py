@@ -313,11 +313,10 @@ class KitchenSim:
             ctrl[ax] = v * math.cos(heading)
             ctrl[ay] = v * math.sin(heading)
             ctrl[ayaw] = w
-            if done + n < count:
-                self._step_without_sensors(n)
-            else:
-                if n > 1:
-                    self._step_without_sensors(n - 1)
+            sensed = int(done + n == count)  # the call's last physics step evaluates the sensors
+            if n > sensed:
+                self._step_without_sensors(n - sensed)
+            if sensed:
                 mujoco.mj_step(m, d)
             dyaw = qpos.item(byaw) - yaw0
             mid = yaw0 + 0.5 * dyaw
