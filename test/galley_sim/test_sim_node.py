@@ -14,13 +14,21 @@ import pytest
 from galley_core.episode import Episode, ObjectPlacement, sample_episode
 from galley_core.geometry import Pose2D, normalize_angle
 from galley_core.scene import load_scene
+from galley_isaac.config import load_bridge_config
 from galley_nodes import messages
 from galley_nodes.conversions import pose2d_from_pose_msg
 from galley_nodes.embedded import EmbeddedHost
 from galley_nodes.qos import QoS
 from galley_sim.rendering import SideBySideRenderer, average_blocks
 from galley_sim.sim_node import SimNode
-from galley_sim.simulator import ARM_JOINTS, KitchenSim, PreflightError, SimOptions
+from galley_sim.simulator import (
+    ARM_JOINTS,
+    ROBOT_FRAMES,
+    STATIC_FRAMES,
+    KitchenSim,
+    PreflightError,
+    SimOptions,
+)
 
 
 @pytest.fixture(scope="module")
@@ -334,6 +342,32 @@ def test_preflight_names_what_overlaps(kitchen):
     with pytest.raises(PreflightError, match=r"the robot starts in collision \(base_link and world overlap"):
         sim.reset(episode_with(kitchen, (0.0, -0.8, 0.0)))  # inside the table
     sim.reset(replace(sample_episode(kitchen, 3)))  # a sampled episode passes
+
+
+def test_links_with_a_joint_go_on_tf_and_fixed_links_on_tf_static(kitchen, tmp_path, request):
+    host, sim, _, _ = start_sim(tmp_path, sample_episode(kitchen, 3))
+    tf: dict[str, list[Any]] = {"/tf": [], "/tf_static": []}
+    probe = host.participant("tf_probe")
+    for topic, received in tf.items():
+        qos = QoS.latched() if topic == "/tf_static" else QoS(depth=1000)
+        probe.create_subscription(topic, "tf2_msgs/msg/TFMessage", received.append, qos)
+    host.run_for(0.1)
+    edges = {
+        topic: {(t.header.frame_id, t.child_frame_id) for m in msgs for t in m.transforms}
+        for topic, msgs in tf.items()
+    }
+    model = sim.sim.model
+    base = model.body("base_link").id
+    robot = [b for b in range(model.nbody) if model.body_rootid[b] == base and b != base]
+    for body in robot:
+        parent, child = model.body(model.body_parentid[body]).name, model.body(body).name
+        topic = "/tf" if model.body_jntnum[body] else "/tf_static"
+        assert (parent, child) in edges[topic], f"{parent} -> {child} is not on {topic}"
+    assert {c for _, c in ROBOT_FRAMES} | {c for _, c in STATIC_FRAMES} == {model.body(b).name for b in robot}
+    # The Isaac Sim bridge publishes the same links on the same topics.
+    isaac = load_bridge_config(request.config.rootpath / "config" / "isaac" / "kitchen.yaml")
+    assert {(k.parent, k.frame) for k in isaac.links} == set(ROBOT_FRAMES)
+    assert {(k.parent, k.frame) for k in isaac.static_links} == {*STATIC_FRAMES, ("base_link", "imu_link")}
 
 
 def test_contacts_with_walls_and_furniture_are_reported(kitchen, tmp_path):

@@ -2,8 +2,9 @@
 
 Subscribes ``/cmd_vel`` (geometry_msgs/Twist: linear.x, angular.z) and ``/arm/joint_command``
 (sensor_msgs/JointState: positions, or velocities without positions, by joint name; ``gripper``
-takes an opening fraction 0..1). Publishes ``/odom``, ``/tf`` (map -> odom -> base_link, arm
-links, ``object/<name>`` in map), ``/tf_static`` (laser, cameras, IMU), ``/joint_states``,
+takes an opening fraction 0..1). Publishes ``/odom``, ``/tf`` (map -> odom -> base_link, the
+arm's jointed links, ``object/<name>`` in map), ``/tf_static`` (the links without a joint to their
+parent: laser, arm base, cameras, IMU), ``/joint_states``,
 ``/scan``, ``/imu/data``, the base RGB-D and wrist RGB cameras with camera_info, the top-down
 image (latched, once per episode), and ground truth for evaluation: ``/sim/ground_truth/base_pose``
 and ``/sim/contacts`` (robot against walls and furniture).

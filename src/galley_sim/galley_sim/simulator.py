@@ -38,9 +38,8 @@ BASE_CONTROL_STEPS = 5
 _NO_SENSORS = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
 #: Arm joint positions (rad) of the tucked pose an episode starts in: clear of the base camera's view.
 TUCKED = (0.0, -1.85, 2.6, 0.0, 0.82, 0.0)
-#: Robot bodies published on TF, each with its parent (arm chain and camera links).
+#: Robot bodies that move relative to their parent (a joint between them), published on /tf.
 ROBOT_FRAMES = (
-    ("base_link", "arm_base_link"),
     ("arm_base_link", "waist_link"),
     ("waist_link", "shoulder_link"),
     ("shoulder_link", "elbow_link"),
@@ -49,10 +48,15 @@ ROBOT_FRAMES = (
     ("wrist_link", "gripper_link"),
     ("gripper_link", "left_finger_link"),
     ("gripper_link", "right_finger_link"),
+)
+#: Robot bodies fixed to their parent (no joint), published once on /tf_static as
+#: robot_state_publisher does for fixed joints.
+STATIC_FRAMES = (
+    ("base_link", "laser"),
+    ("base_link", "base_camera_link"),
+    ("base_link", "arm_base_link"),
     ("gripper_link", "wrist_camera_link"),
 )
-#: Robot links fixed to the base, published once on /tf_static.
-STATIC_FRAMES = (("base_link", "laser"), ("base_link", "base_camera_link"))
 
 
 class PreflightError(SceneError):
