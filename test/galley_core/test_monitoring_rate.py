@@ -35,3 +35,12 @@ def test_the_window_is_half_open_and_restart_forgets():
 def test_a_window_must_be_positive():
     with pytest.raises(ValueError, match="window_s"):
         SlidingWindowRate(0.0)
+
+
+def test_arrivals_after_the_queried_time_are_not_counted():
+    rate = SlidingWindowRate(1.0)
+    rate.start(0)
+    for t in (1.2, 1.5, 1.9, 2.4, 2.6):
+        rate.add(round(t * S))
+    assert rate.rate_hz(2 * S) == pytest.approx(3.0)  # 1.2, 1.5, 1.9 in (1, 2]; not 2.4 or 2.6
+    assert rate.rate_hz(round(2.5 * S)) == pytest.approx(2.0)  # 1.9 and 2.4 in (1.5, 2.5]; 1.5 is not

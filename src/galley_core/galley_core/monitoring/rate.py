@@ -48,5 +48,11 @@ class SlidingWindowRate:
         arrivals = self._arrivals
         while arrivals and arrivals[0] <= cutoff:
             arrivals.popleft()
-        count = sum(1 for t in arrivals if t <= now_ns)
+        # Arrivals are non-decreasing: only those at the end can lie after ``now_ns``. Counting
+        # from there keeps a check at every tick O(1), where a 100 Hz topic has hundreds in a window.
+        count = len(arrivals)
+        for t in reversed(arrivals):
+            if t <= now_ns:
+                break
+            count -= 1
         return count * _NS / self.window_ns
