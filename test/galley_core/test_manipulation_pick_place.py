@@ -20,6 +20,7 @@ from galley_core.manipulation.pick_place import (
     raised_cosine,
     top_down_quaternion,
 )
+from galley_core.manipulation.poses import grasp_point
 from galley_core.manipulation.rmpflow import RmpFlow
 
 ROBOT = "src/galley_sim/galley_sim/models/galley_mm/robot.xml"
@@ -127,3 +128,77 @@ def test_the_retreat_carries_the_object_above_carry_height():
     assert tcp[2] - 0.06 >= 1.0 - config.coarse_position_tolerance_m
     plain, tcp = _pick_with_retreat_stalled_after(1.0)
     assert tcp[2] - 0.06 == pytest.approx(0.75 + plain.config.lift_height_m, abs=0.02)
+
+
+BOWL = GraspSpec((0.062, 0.0, 0.04), 0.0, symmetric=True)  # the kitchen's bowl: by the rim
+
+
+def _pick_bowl(
+    bowl: Transform, grasp: GraspSpec = BOWL
+) -> tuple[PickPlace, np.ndarray, Transform, list[np.ndarray]]:
+    """A kinematic pick of a bowl that follows the closed gripper rigidly.
+
+    Returns the machine, the arm's joints, the bowl's pose and the tcp position at each grasp phase.
+    """
+    arm = load_arm(ROBOT)
+    machine = PickPlace(RmpFlow(arm, posture=POSTURE))
+    q = POSTURE.copy()
+    machine.start_pick("bowl", grasp, bowl, q, 0.0)
+    in_gripper: Transform | None = None  # the bowl in the tcp frame once lifted
+    at_grasp = []
+    for k in range(1, 4000):
+        tcp_p, tcp_r = arm.tcp_pose(q)
+        tcp = Transform(tcp_p, _quat_from_matrix(tcp_r))
+        if machine.phase == "grasp":
+            at_grasp.append(tcp_p)
+        if machine.phase == "lift" and in_gripper is None:
+            in_gripper = tcp.inverse() * bowl
+        if in_gripper is not None:
+            bowl = tcp * in_gripper
+        command = machine.step(k * 0.01, q, [0.02, 0.02], bowl)
+        if command is None or machine.state != PickPlaceState.ACTIVE:
+            break
+        q = command.positions
+    return machine, q, bowl, at_grasp
+
+
+def test_a_round_object_is_grasped_at_its_rim_point_nearest_the_shoulder():
+    """The bowl's rim offset points away from the arm (yaw 0, bowl ahead): the grasp turns it round."""
+    centre = np.array([0.55, 0.1, 0.75])
+    bowl = Transform(centre, quaternion_from_yaw(0.0))
+    machine, _, _, at_grasp = _pick_bowl(bowl)
+    assert machine.state == PickPlaceState.SUCCEEDED, machine.reason
+    waist = np.array([0.2, 0.0])  # the arm's vertical axis in base_link (robot.xml's arm_base_link)
+    towards_arm = (waist - centre[:2]) / np.linalg.norm(waist - centre[:2])
+    expected = [*(centre[:2] + 0.062 * towards_arm), 0.79]
+    assert np.linalg.norm(at_grasp[-1] - expected) < 0.02
+    _, _, _, at_grasp = _pick_bowl(bowl, GraspSpec(BOWL.offset, BOWL.yaw))  # grasped where told
+    assert np.linalg.norm(at_grasp[-1] - [0.612, 0.1, 0.79]) < 0.02
+
+
+def test_a_round_object_is_set_down_with_the_tcp_on_the_arms_side():
+    """Turning the bowl as it is set down reaches targets a rim's diameter further away."""
+    machine, q, bowl, _ = _pick_bowl(Transform(np.array([0.5, 0.0, 0.75]), quaternion_from_yaw(0.0)))
+    assert machine.state == PickPlaceState.SUCCEEDED and machine.held == "bowl", machine.reason
+
+    def farthest_reachable(free_yaw: bool) -> float:
+        farthest = 0.0
+        for x in np.arange(0.4, 1.2, 0.005):
+            # a target yaw that puts the held rim on the far side of the bowl
+            target = Transform(np.array([x, 0.0, 0.75]), quaternion_from_yaw(bowl.yaw() + math.pi))
+            machine.start_place("bowl", target, q, 100.0, free_yaw=free_yaw)
+            if machine.state == PickPlaceState.ACTIVE:
+                farthest = float(x)
+            machine.cancel()
+        return farthest
+
+    assert farthest_reachable(True) - farthest_reachable(False) > 0.1
+
+
+def test_a_round_objects_grasp_point_is_where_its_rim_is_nearest():
+    bowl = Transform(np.array([1.0, 2.0, 0.9]), quaternion_from_yaw(0.5))
+    offset = (0.062, 0.0, 0.04)
+    assert grasp_point(bowl, offset) == pytest.approx(bowl.apply(np.array(offset)))
+    tcp = np.array([1.0, 1.5, 0.95])  # south of the bowl
+    assert grasp_point(bowl, offset, symmetric=True, near=tcp) == pytest.approx([1.0, 2.0 - 0.062, 0.94])
+    assert grasp_point(bowl, (0.0, 0.0, 0.06), symmetric=True, near=tcp) == pytest.approx([1.0, 2.0, 0.96])

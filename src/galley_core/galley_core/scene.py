@@ -130,6 +130,11 @@ class ObjectSpec:
         return self.size[2]  # fork: thickness
 
     @property
+    def symmetric_about_z(self) -> bool:
+        """Whether turning the object about its vertical axis leaves it the same (round shapes)."""
+        return self.shape in ("sphere", "cylinder", "bowl", "plate")
+
+    @property
     def footprint_radius(self) -> float:
         """Radius of a circle that holds the object seen from above, metres."""
         if self.shape == "box":

@@ -32,6 +32,11 @@ it fails as unreachable ``settle_limit_s`` after the blend ends.
 
 The fingers close along ``y`` in both directions, so a closing direction and its opposite grip
 alike: PICK picks the one nearer the gripper's current heading, to spare the wrist a half turn.
+A round object (bowl, plate, cup, apple: ``GraspSpec.symmetric``) is the same turned about its
+axis, so its grasp offset turns too: PICK takes a bowl by the point of its rim nearest the
+shoulder, and PLACE, unless the goal fixes the final yaw, sets it down turned so that the tcp is
+on the arm's side of the target. Taking the far rim cost a rim's diameter of reach, and a place
+at the edge of the arm's reach failed for it.
 
 Failure reasons: unreachable (target beyond the arm's reach, or not reached in time), grasp missed
 (the fingers closed fully, or the object is not between them after closing), object slipped (it
@@ -184,10 +189,14 @@ class GraspSpec:
     Attributes:
         offset: (x, y, z) of the tcp in the object frame (origin at its bottom centre), metres.
         yaw: direction in the object frame along which the fingers close, radians.
+        symmetric: the object is the same turned about its vertical axis (a bowl, a plate), so
+            the grasp may turn about it too: a pick takes the rim point nearest the shoulder, and
+            a place without a required yaw sets the object down turned so that the tcp is too.
     """
 
     offset: tuple[float, float, float]
     yaw: float = 0.0
+    symmetric: bool = False
 
 
 @dataclass(frozen=True)
@@ -285,16 +294,18 @@ class PickPlace:
         c = self.config
         self._begin("pick", name, joints, now_s)
         position, yaw = upright(object_pose)
-        grasp_point = position + rotz(yaw) @ np.asarray(grasp.offset, dtype=float)
+        offset, closing = np.asarray(grasp.offset, dtype=float), grasp.yaw
+        if grasp.symmetric:
+            turn = self._turn_towards_shoulder(position, yaw, offset)
+            offset, closing = rotz(turn) @ offset, closing + turn
+        grasp_point = position + rotz(yaw) @ offset
         above = grasp_point + np.array([0.0, 0.0, c.approach_height_m])
         if self._unreachable(above, f"{name}'s grasp point"):
             return
         # fingers close along +-y alike: take the closing direction nearer the gripper's heading
         current = self._tcp_closing_yaw()
-        closing = grasp.yaw
         if abs(normalize_angle(yaw + closing - current)) > math.pi / 2:
             closing += math.pi
-        offset = np.asarray(grasp.offset, dtype=float)
         up = np.array([0.0, 0.0, 1.0])
         toward_base = -np.array([grasp_point[0], grasp_point[1], 0.0]) + [
             self._shoulder[0],
@@ -327,10 +338,13 @@ class PickPlace:
         self._anchors = {"object": (position, yaw)}
         self._enter(0, now_s, object_pose)
 
-    def start_place(self, name: str, target: Transform, joints: ArrayLike, now_s: float) -> None:
+    def start_place(
+        self, name: str, target: Transform, joints: ArrayLike, now_s: float, *, free_yaw: bool = False
+    ) -> None:
         """Start placing the held object ``name`` so that its bottom centre ends at ``target`` (root frame).
 
-        The target's yaw is the object's yaw at the end.
+        The target's yaw is the object's yaw at the end; with ``free_yaw`` (a symmetric object whose
+        final yaw nobody asked for) the yaw that puts the tcp nearest the shoulder instead.
         """
         c = self.config
         if self.held != name:
@@ -340,6 +354,8 @@ class PickPlace:
             return
         self._begin("place", name, joints, now_s)
         position, yaw = upright(target)
+        if free_yaw:
+            yaw += self._turn_towards_shoulder(position, yaw, self._held_offset)
         tcp_at = position + rotz(yaw) @ self._held_offset
         if self._unreachable(tcp_at + np.array([0.0, 0.0, c.approach_height_m]), "the place target"):
             return
@@ -402,6 +418,16 @@ class PickPlace:
             )
             return True
         return False
+
+    def _turn_towards_shoulder(self, position: F64, yaw: float, offset: F64) -> float:
+        """The turn about the vertical that points ``offset`` (object frame, at ``yaw``) at the shoulder.
+
+        Zero when the offset has no horizontal part (a grasp above the centre).
+        """
+        if math.hypot(offset[0], offset[1]) < 1e-6:
+            return 0.0
+        to_shoulder = math.atan2(self._shoulder[1] - position[1], self._shoulder[0] - position[0])
+        return normalize_angle(to_shoulder - yaw - math.atan2(offset[1], offset[0]))
 
     def _tcp_closing_yaw(self) -> float:
         _, rot = self.arm.tcp_pose(self._rmp_state.q)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -10,6 +11,7 @@ from numpy.typing import NDArray
 from galley_core.geometry import Transform
 
 __all__ = [
+    "grasp_point",
     "matrix_from_quat",
     "quat_from_matrix",
     "raised_cosine",
@@ -31,6 +33,24 @@ def top_down_quaternion(closing_yaw: float) -> F64:
     c, s = math.cos(closing_yaw), math.sin(closing_yaw)
     rot = np.array([[0.0, c, s], [0.0, s, -c], [-1.0, 0.0, 0.0]])  # columns x, y, z = x cross y
     return quat_from_matrix(rot)
+
+
+def grasp_point(
+    pose: Transform, offset: Sequence[float], *, symmetric: bool = False, near: F64 | None = None
+) -> F64:
+    """Where the tcp holds an object at ``pose``: its grasp ``offset`` (object frame) in the pose's frame.
+
+    A symmetric object (:attr:`~galley_core.manipulation.pick_place.GraspSpec.symmetric`) is held
+    anywhere on the circle its offset sweeps about the object's vertical axis: with ``near``, the
+    point of that circle nearest ``near`` (the tcp that holds it, or the shoulder that will).
+    """
+    x, y, z = (float(v) for v in offset)
+    radius = math.hypot(x, y)
+    if symmetric and near is not None and radius > 1e-9:
+        local = pose.inverse().apply(np.asarray(near, dtype=float))
+        heading = math.atan2(local[1], local[0])
+        x, y = radius * math.cos(heading), radius * math.sin(heading)
+    return pose.apply(np.array([x, y, z]))
 
 
 def upright(pose: Transform) -> tuple[F64, float]:

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from galley_core.config import Config, param
 from galley_core.geometry import Pose2D, Transform
+from galley_core.manipulation.poses import grasp_point
 from galley_core.monitoring.rules import (
     FallenObjectConfig,
     FallenObjectRule,
@@ -306,7 +307,10 @@ class EpisodeMonitor:
             pose = world.objects.get(target)
             if step.step.action == "pick":
                 spec = self.scene.object(target)
-                grasp = None if pose is None else pose.apply(np.array(spec.grasp_offset))
+                grasp = None
+                if pose is not None:
+                    round_ = spec.symmetric_about_z
+                    grasp = grasp_point(pose, spec.grasp_offset, symmetric=round_, near=world.tcp)
                 return self.pick.check(step, world.tcp, grasp, now_ns)
             xy = None if pose is None else pose.translation[:2]
             if self._place_goal is not None:

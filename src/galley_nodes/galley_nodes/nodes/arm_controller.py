@@ -161,13 +161,16 @@ class ArmControllerNode(Node):
         self._obstacles = self._scene_obstacles(name)
         if msg.action == ARM_PICK:
             spec = self.scene.object(name)
-            grasp = GraspSpec(spec.grasp_offset, spec.grasp_yaw)
+            grasp = GraspSpec(spec.grasp_offset, spec.grasp_yaw, symmetric=spec.symmetric_about_z)
             self.machine.start_pick(name, grasp, object_pose, q, self.now_s())
             return ""
         target, problem = self._place_target(msg.target_pose, object_pose)
         if target is None:
             return problem
-        self.machine.start_place(name, target, q, self.now_s())
+        # A round object's final yaw means nothing unless the goal asks for one: the machine
+        # turns it so that the tcp stays on the arm's side (see GraspSpec.symmetric).
+        free_yaw = _orientation_unset(msg.target_pose) and self.scene.object(name).symmetric_about_z
+        self.machine.start_place(name, target, q, self.now_s(), free_yaw=free_yaw)
         return ""
 
     def _measured(self) -> tuple[Any, Any, str]:
@@ -198,8 +201,7 @@ class ArmControllerNode(Node):
     def _place_target(self, pose_stamped: Any, object_pose: Transform) -> tuple[Transform | None, str]:
         """The place target in base_link; an all-zero orientation keeps the object's current yaw."""
         frame = pose_stamped.header.frame_id or "map"
-        o = pose_stamped.pose.orientation
-        unset = o.x == o.y == o.z == o.w == 0.0
+        unset = _orientation_unset(pose_stamped)
         try:
             if unset:
                 p = pose_stamped.pose.position
@@ -285,3 +287,9 @@ class ArmControllerNode(Node):
                 reason=key[3],
             ),
         )
+
+
+def _orientation_unset(pose_stamped: Any) -> bool:
+    """Whether a place goal leaves the yaw open (an all-zero quaternion)."""
+    o = pose_stamped.pose.orientation
+    return bool(o.x == o.y == o.z == o.w == 0.0)

@@ -19,6 +19,7 @@ import numpy as np
 
 from galley_core.config import param
 from galley_core.geometry import Pose2D, quaternion_from_yaw
+from galley_core.manipulation.poses import grasp_point
 from galley_core.scene import Scene, load_scene, scene_path
 from galley_core.tasks.executor import (
     ExecutorConfig,
@@ -396,7 +397,8 @@ class TaskExecutorNode(Node):
         c = self.config
         gripper = transform_from_msg(self.lookup_transform(c.map_frame, c.gripper_frame))
         tcp = gripper.apply(np.array([c.tcp_offset_m, 0.0, 0.0]))
-        grasp = pose.apply(np.array(self.scene.object(name).grasp_offset))
+        spec = self.scene.object(name)
+        grasp = grasp_point(pose, spec.grasp_offset, symmetric=spec.symmetric_about_z, near=tcp)
         distance = float(np.linalg.norm(tcp - grasp))
         if distance <= c.pick_hold_distance_m:
             return True, ""
