@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 pytest.importorskip("torch")
 pytest.importorskip("diffusers")
@@ -61,6 +62,11 @@ def test_collection_keeps_successes_apart_from_failures(collection: Path) -> Non
     assert report["this_run"]["episodes_per_hour"] > 0
     assert all("failed" not in p.parts for p in find_bags(collection))
     assert "image_width: 64" in (collection / "params.yaml").read_text()
+    # every topic but /clock, which the bag's timestamps repeat
+    metadata = yaml.safe_load((find_bags(collection)[0] / "metadata.yaml").read_text())
+    recorded = metadata["rosbag2_bagfile_information"]["topics_with_message_count"]
+    topics = {t["topic_metadata"]["name"] for t in recorded}
+    assert "/clock" not in topics and {"/tf", "/joint_states", "/camera/wrist/image_raw"} <= topics
 
 
 def test_collect_again_keeps_what_is_there(collection: Path) -> None:

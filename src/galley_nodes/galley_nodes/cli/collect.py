@@ -13,6 +13,10 @@ what ``galley run --plan`` does. ``--out`` ends up holding:
 * ``params.yaml``: the parameters the episodes ran with (image size, depth) on top of
   config/galley.yaml; ``collection.json``: the settings, every episode's outcome, and the rate.
 
+The bags hold every topic but /clock: each message's timestamp is already the simulated time it
+was received at, and /clock at 100 Hz would be a fifth of the messages. ``galley replay`` runs
+its own clock; ``ros2 bag play --clock`` publishes one from the timestamps.
+
 Episodes already in ``--out`` are kept: running again with a larger ``--episodes`` adds the rest.
 """
 
@@ -69,7 +73,8 @@ def _params_yaml(config: CollectConfig) -> str:
         f"    depth_enabled: {'true' if config.depth else 'false'}\n"
         f"    camera_rate_hz: {config.camera_rate_hz}\n"
         "# An interrupted episode is recorded again, never kept: one bag file per episode, no splits.\n"
-        "recorder:\n  ros__parameters:\n    split_period_s: 3600.0\n"
+        "# /clock repeats the bag's own timestamps (one message in five): play with --clock instead.\n"
+        "recorder:\n  ros__parameters:\n    split_period_s: 3600.0\n    exclude_topics: [/clock]\n"
     )
 
 
