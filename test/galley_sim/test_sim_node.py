@@ -19,7 +19,7 @@ from galley_nodes import messages
 from galley_nodes.conversions import pose2d_from_pose_msg
 from galley_nodes.embedded import EmbeddedHost
 from galley_nodes.qos import QoS
-from galley_sim.rendering import SideBySideRenderer, average_blocks
+from galley_sim.rendering import COARSE_UP_TO_HEIGHT, SideBySideRenderer, average_blocks
 from galley_sim.sim_node import SimNode
 from galley_sim.simulator import (
     ARM_JOINTS,
@@ -263,6 +263,31 @@ def test_supersampled_cameras_are_closer_to_a_fine_reference_than_aliased_ones(k
     aliased_error = np.abs(drawn[1] - drawn[8]).mean()
     assert error < 0.6 * aliased_error
     assert error < 1.0  # grey levels, mean over pixels and channels
+
+
+@pytest.mark.parametrize("size", [(96, 72), (320, 240)])
+def test_small_images_draw_round_geoms_coarser_within_the_anti_aliasing_error(kitchen, size):
+    """At 96x72 round geoms are coarser polygons than MuJoCo's 28 by 16, and the images still differ
+    from near-exact ones (100 by 50) by less than anti-aliasing's own error there (0.27 grey
+    levels); 320x240 images keep MuJoCo's tessellation."""
+    sim = KitchenSim(kitchen, SimOptions(image_width=size[0], image_height=size[1]))
+    cameras = ["base_camera", "wrist_camera"]
+    drawn: dict[Any, list[np.ndarray]] = {}
+    for tessellation in (None, (28, 16), (100, 50)):
+        renderer = SideBySideRenderer(sim.model, *size, 2, tessellation=tessellation)
+        drawn[tessellation] = []
+        for seed in range(3):
+            sim.reset(sample_episode(kitchen, seed))
+            drawn[tessellation] += renderer.render(sim.data, cameras, mujoco.MjvOption())
+        renderer.close()
+    assert (sim.model.vis.quality.numslices, sim.model.vis.quality.numstacks) == (28, 16)
+    sim.close()
+    published, mujocos, exact = (np.stack(drawn[t]).astype(float) for t in (None, (28, 16), (100, 50)))
+    if size[1] <= COARSE_UP_TO_HEIGHT:
+        assert np.any(published != mujocos)
+        assert np.abs(published - exact).mean() < 0.27
+    else:
+        np.testing.assert_array_equal(published, mujocos)
 
 
 def test_joint_commands_bring_the_arm_to_targets(kitchen, tmp_path):
