@@ -19,7 +19,7 @@ from galley_nodes import messages
 from galley_nodes.conversions import pose2d_from_pose_msg
 from galley_nodes.embedded import EmbeddedHost
 from galley_nodes.qos import QoS
-from galley_sim.rendering import COARSE_UP_TO_HEIGHT, SideBySideRenderer, average_blocks
+from galley_sim.rendering import COARSE_TESSELLATION, COARSE_UP_TO_HEIGHT, SideBySideRenderer, average_blocks
 from galley_sim.sim_node import SimNode
 from galley_sim.simulator import (
     ARM_JOINTS,
@@ -288,6 +288,20 @@ def test_small_images_draw_round_geoms_coarser_within_the_anti_aliasing_error(ki
         assert np.abs(published - exact).mean() < 0.27
     else:
         np.testing.assert_array_equal(published, mujocos)
+
+
+def test_small_depth_images_share_the_rgb_images_round_geoms(kitchen):
+    sim = KitchenSim(kitchen, SimOptions(image_width=96, image_height=72))
+    sim.reset(sample_episode(kitchen, 0))
+    depth = sim.render("wrist_camera", depth=True)
+    quality = sim.model.vis.quality
+    assert (quality.numslices, quality.numstacks) == (28, 16)  # the model's own, left alone
+    quality.numslices, quality.numstacks = COARSE_TESSELLATION
+    with mujoco.Renderer(sim.model, 72, 96) as renderer:
+        renderer.enable_depth_rendering()
+        renderer.update_scene(sim.data, camera="wrist_camera")
+        np.testing.assert_array_equal(depth, renderer.render())
+    sim.close()
 
 
 def test_joint_commands_bring_the_arm_to_targets(kitchen, tmp_path):
