@@ -26,7 +26,8 @@ less time.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import cv2
@@ -40,6 +41,7 @@ __all__ = [
     "SUPERSAMPLING",
     "SideBySideRenderer",
     "average_blocks",
+    "context_settings",
 ]
 
 SUPERSAMPLING = 2
@@ -49,6 +51,36 @@ COARSE_TESSELLATION = (20, 10)
 """Slices and stacks of round geoms in images up to :data:`COARSE_UP_TO_HEIGHT` pixels tall."""
 
 COARSE_UP_TO_HEIGHT = 120
+
+
+@contextmanager
+def context_settings(
+    model: mujoco.MjModel,
+    buffer_size: tuple[int, int],
+    image_height: int,
+    *,
+    offsamples: int | None = None,
+    tessellation: tuple[int, int] | None = None,
+) -> Iterator[None]:
+    """The model's visual settings that a rendering context reads when it is made, set meanwhile.
+
+    The offscreen buffer is ``buffer_size`` (width, height); round geoms get ``tessellation``
+    (slices, stacks), or for images up to :data:`COARSE_UP_TO_HEIGHT` tall :data:`COARSE_TESSELLATION`;
+    ``offsamples`` replaces the multisampling when given. The model's own values come back after.
+    """
+    size, quality = model.vis.global_, model.vis.quality
+    saved = (size.offwidth, size.offheight, quality.offsamples, quality.numslices, quality.numstacks)
+    size.offwidth, size.offheight = buffer_size
+    if offsamples is not None:
+        quality.offsamples = offsamples
+    if tessellation is None and image_height <= COARSE_UP_TO_HEIGHT:
+        tessellation = COARSE_TESSELLATION
+    if tessellation is not None:
+        quality.numslices, quality.numstacks = tessellation
+    try:
+        yield
+    finally:
+        size.offwidth, size.offheight, quality.offsamples, quality.numslices, quality.numstacks = saved
 
 
 def average_blocks(pixels: NDArray[np.uint8], factor: int) -> NDArray[np.uint8]:
@@ -72,7 +104,6 @@ class SideBySideRenderer:
         count: how many cameras one call renders.
         supersampling: samples per pixel along each axis, which replace the model's multisampling;
             1 draws with the model's multisampling (``vis.quality.offsamples``) instead.
-
         tessellation: (slices, stacks) of round geoms; None: :data:`COARSE_TESSELLATION` for images
             up to :data:`COARSE_UP_TO_HEIGHT` tall (see the module docstring), else the model's.
             The model's own settings are left as they were.
@@ -94,21 +125,11 @@ class SideBySideRenderer:
         w, h = width * supersampling, height * supersampling
         # The offscreen buffer only as large as the row of images (see KitchenSim._renderer), and
         # single-sampled when supersampling: then the averaging below is the anti-aliasing.
-        size, quality = model.vis.global_, model.vis.quality
-        saved = (size.offwidth, size.offheight, quality.offsamples, quality.numslices, quality.numstacks)
-        size.offwidth, size.offheight = w * count, h
-        if supersampling > 1:
-            quality.offsamples = 0
-        if tessellation is None and height <= COARSE_UP_TO_HEIGHT:
-            tessellation = COARSE_TESSELLATION
-        if tessellation is not None:  # read when the context builds its round meshes
-            quality.numslices, quality.numstacks = tessellation
-        try:
+        samples = 0 if supersampling > 1 else None
+        with context_settings(model, (w * count, h), height, offsamples=samples, tessellation=tessellation):
             self._gl: Any = mujoco.GLContext(w * count, h)
             self._gl.make_current()
             self._context: Any = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150)
-        finally:
-            size.offwidth, size.offheight, quality.offsamples, quality.numslices, quality.numstacks = saved
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, self._context)
         self._scenes = [mujoco.MjvScene(model, maxgeom=10000) for _ in range(count)]
         self._camera = mujoco.MjvCamera()

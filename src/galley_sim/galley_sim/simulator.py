@@ -26,7 +26,7 @@ from galley_core.geometry import Pose2D, Transform, normalize_angle
 from galley_core.kinematics import integrate_unicycle
 from galley_core.scene import Scene, SceneError
 from galley_sim.mjcf import OBJECT_GROUP, STATIC_GROUP, ZONE_GROUP, object_body_name, scene_xml
-from galley_sim.rendering import COARSE_TESSELLATION, COARSE_UP_TO_HEIGHT, SideBySideRenderer
+from galley_sim.rendering import SideBySideRenderer, context_settings
 
 __all__ = ["ARM_JOINTS", "FINGER_JOINTS", "KitchenSim", "PreflightError", "SimOptions"]
 
@@ -499,15 +499,8 @@ class KitchenSim:
             # are the same. The renderer keeps this model, so episode colours still apply.
             # Small images get the robot cameras' coarser round geoms (rendering.py), so that a
             # depth image's edges fall where its RGB image's do.
-            size, quality = self.model.vis.global_, self.model.vis.quality
-            saved = (size.offwidth, size.offheight, quality.numslices, quality.numstacks)
-            size.offwidth, size.offheight = width, height
-            if height <= COARSE_UP_TO_HEIGHT:
-                quality.numslices, quality.numstacks = COARSE_TESSELLATION
-            try:
+            with context_settings(self.model, (width, height), height):
                 self._renderers[key] = mujoco.Renderer(self.model, height, width)
-            finally:
-                size.offwidth, size.offheight, quality.numslices, quality.numstacks = saved
         return self._renderers[key]
 
     def render(

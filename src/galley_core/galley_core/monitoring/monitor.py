@@ -309,8 +309,8 @@ class EpisodeMonitor:
                 spec = self.scene.object(target)
                 grasp = None
                 if pose is not None:
-                    round_ = spec.symmetric_about_z
-                    grasp = grasp_point(pose, spec.grasp_offset, symmetric=round_, near=world.tcp)
+                    symmetric = spec.symmetric_about_z
+                    grasp = grasp_point(pose, spec.grasp_offset, symmetric=symmetric, near=world.tcp)
                 return self.pick.check(step, world.tcp, grasp, now_ns)
             xy = None if pose is None else pose.translation[:2]
             if self._place_goal is not None:
