@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -22,6 +23,7 @@ from galley_core.manipulation.pick_place import (
 )
 from galley_core.manipulation.poses import grasp_point
 from galley_core.manipulation.rmpflow import RmpFlow
+from galley_core.scene import ObjectSpec
 
 ROBOT = "src/galley_sim/galley_sim/models/galley_mm/robot.xml"
 POSTURE = np.array([0.0, -0.6, 1.6, 0.0, 0.57, 0.0])
@@ -198,7 +200,10 @@ def test_a_round_object_is_set_down_with_the_tcp_on_the_arms_side():
 def test_a_round_objects_grasp_point_is_where_its_rim_is_nearest():
     bowl = Transform(np.array([1.0, 2.0, 0.9]), quaternion_from_yaw(0.5))
     offset = (0.062, 0.0, 0.04)
-    assert grasp_point(bowl, offset) == pytest.approx(bowl.apply(np.array(offset)))
+    spec = ObjectSpec("bowl", "bowl", (0.065, 0.05, 0.006), 0.2, grasp_offset=offset)
+    square = dataclasses.replace(spec, shape="box", size=(0.13, 0.13, 0.05))  # not round
+    cup = ObjectSpec("cup", "cylinder", (0.032, 0.09), 0.12, grasp_offset=(0.0, 0.0, 0.06))
     tcp = np.array([1.0, 1.5, 0.95])  # south of the bowl
-    assert grasp_point(bowl, offset, symmetric=True, near=tcp) == pytest.approx([1.0, 2.0 - 0.062, 0.94])
-    assert grasp_point(bowl, (0.0, 0.0, 0.06), symmetric=True, near=tcp) == pytest.approx([1.0, 2.0, 0.96])
+    assert grasp_point(square, bowl, near=tcp) == pytest.approx(bowl.apply(np.array(offset)))
+    assert grasp_point(spec, bowl, near=tcp) == pytest.approx([1.0, 2.0 - 0.062, 0.94])
+    assert grasp_point(cup, bowl, near=tcp) == pytest.approx([1.0, 2.0, 0.96])

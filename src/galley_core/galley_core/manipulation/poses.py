@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from galley_core.geometry import Transform
+from galley_core.scene import ObjectSpec
 
 __all__ = [
     "grasp_point",
@@ -35,18 +35,16 @@ def top_down_quaternion(closing_yaw: float) -> F64:
     return quat_from_matrix(rot)
 
 
-def grasp_point(
-    pose: Transform, offset: Sequence[float], *, symmetric: bool = False, near: F64 | None = None
-) -> F64:
-    """Where the tcp holds an object at ``pose``: its grasp ``offset`` (object frame) in the pose's frame.
+def grasp_point(spec: ObjectSpec, pose: Transform, near: F64 | None = None) -> F64:
+    """Where the tcp holds object ``spec`` at ``pose``: its grasp offset in the pose's frame.
 
-    A symmetric object (:attr:`~galley_core.manipulation.pick_place.GraspSpec.symmetric`) is held
-    anywhere on the circle its offset sweeps about the object's vertical axis: with ``near``, the
-    point of that circle nearest ``near`` (the tcp that holds it, or the shoulder that will).
+    A round object (:attr:`~galley_core.scene.ObjectSpec.symmetric_about_z`) is held anywhere on
+    the circle its offset sweeps about the object's vertical axis: with ``near``, the point of that
+    circle nearest ``near`` (the tcp that holds it), as the pick-and-place machine grasps it.
     """
-    x, y, z = (float(v) for v in offset)
+    x, y, z = spec.grasp_offset
     radius = math.hypot(x, y)
-    if symmetric and near is not None and radius > 1e-9:
+    if spec.symmetric_about_z and near is not None and radius > 1e-9:
         local = pose.inverse().apply(np.asarray(near, dtype=float))
         heading = math.atan2(local[1], local[0])
         x, y = radius * math.cos(heading), radius * math.sin(heading)

@@ -307,10 +307,7 @@ class EpisodeMonitor:
             pose = world.objects.get(target)
             if step.step.action == "pick":
                 spec = self.scene.object(target)
-                grasp = None
-                if pose is not None:
-                    symmetric = spec.symmetric_about_z
-                    grasp = grasp_point(pose, spec.grasp_offset, symmetric=symmetric, near=world.tcp)
+                grasp = None if pose is None else grasp_point(spec, pose, near=world.tcp)
                 return self.pick.check(step, world.tcp, grasp, now_ns)
             xy = None if pose is None else pose.translation[:2]
             if self._place_goal is not None:

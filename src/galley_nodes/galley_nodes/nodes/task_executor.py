@@ -397,8 +397,7 @@ class TaskExecutorNode(Node):
         c = self.config
         gripper = transform_from_msg(self.lookup_transform(c.map_frame, c.gripper_frame))
         tcp = gripper.apply(np.array([c.tcp_offset_m, 0.0, 0.0]))
-        spec = self.scene.object(name)
-        grasp = grasp_point(pose, spec.grasp_offset, symmetric=spec.symmetric_about_z, near=tcp)
+        grasp = grasp_point(self.scene.object(name), pose, near=tcp)
         distance = float(np.linalg.norm(tcp - grasp))
         if distance <= c.pick_hold_distance_m:
             return True, ""
