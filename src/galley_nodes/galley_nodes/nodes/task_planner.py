@@ -6,6 +6,9 @@ executor) and its progress on /task_planner/status (galley_msgs/ActionStatus: AC
 planning, SUCCEEDED with a plan, FAILED with the reason and no plan). The backend is chosen by
 the ``backend`` parameter and imported lazily (``galley`` by default: offline, CPU). An
 instruction that arrives before the image waits for it when the backend reads images.
+The ``llama_cpp`` and ``transformers`` backends run in a worker process (``worker``): if their native
+code crashes or hangs, the instruction fails with ``unavailable`` (how the worker died, the library
+and the fix) or ``timeout``, and the host, the simulator and the recorder go on.
 Failure reasons start with the kind (``empty_instruction``, ``unknown_name``, ``off_grammar``,
 ``unavailable``, ``timeout``, ...) of :class:`galley_core.tasks.planning.PlanningError`.
 """
@@ -22,7 +25,7 @@ from galley_core.config import Config, param
 from galley_core.scene import Scene, load_scene, scene_path
 from galley_core.tasks.planning import Planner, PlanningError, PromptConfig
 from galley_core.tasks.suite import SuiteEntry, SuiteError, load_suite
-from galley_learning.planners import BACKENDS
+from galley_learning.planners import BACKENDS, WORKER_MODES
 from galley_nodes.config_files import config_dirs
 from galley_nodes.msg_constants import ACTION_ACTIVE, ACTION_FAILED, ACTION_IDLE, ACTION_SUCCEEDED
 from galley_nodes.node import Node, Publishes, Subscribes
@@ -58,6 +61,15 @@ class TaskPlannerConfig(PromptConfig):
         "auto",
         "transformers: weights' dtype (auto: bfloat16 on cuda, float32 on cpu)",
         choices=("auto", "float32", "bfloat16", "float16"),
+    )
+    worker: str = param(
+        "auto",
+        "where the backend runs: a worker process, so that a crash or hang in native model code fails "
+        "the plan and not the host (auto: for llama_cpp and transformers), or inline",
+        choices=WORKER_MODES,
+    )
+    worker_timeout_s: float = param(
+        300.0, "in a worker process: the longest the backend may take to load or to plan", unit="s", gt=0.0
     )
 
 
@@ -142,7 +154,12 @@ class TaskPlannerNode(Node):
                 load_suite_entries(config.suite) if config.examples > 0 and config.backend != "galley" else []
             )
             self.planner = make_planner(
-                config.backend, prompt=prompt_config(config), suite=suite, options=backend_options(config)
+                config.backend,
+                prompt=prompt_config(config),
+                suite=suite,
+                options=backend_options(config),
+                worker=config.worker,
+                timeout_s=config.worker_timeout_s,
             )
         except (PlanningError, SuiteError, FileNotFoundError, ValueError) as err:
             self._error = f"backend {config.backend!r} could not start: {err}"
