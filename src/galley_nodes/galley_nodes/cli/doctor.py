@@ -2,7 +2,9 @@
 
 Checks the Python version, galley's packages and dependencies, whether rclpy (ROS 2) imports,
 whether MuJoCo renders headless (EGL first, then OSMesa if EGL fails, each in a fresh process
-because MuJoCo picks its GL backend at import) and whether an NVIDIA GPU is visible. Required pieces fail the
+because MuJoCo picks its GL backend at import), which CPU features llama.cpp was built for and
+whether this CPU has them (in a fresh process: a build for another CPU crashes), and whether an
+NVIDIA GPU is visible. Required pieces fail the
 command (exit status 1); optional ones only say what they would enable and how to get them.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import importlib.util
 import json
 import os
 import shutil
@@ -19,7 +22,7 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["Check", "add_parser", "run_checks"]
+__all__ = ["Check", "add_parser", "llama_build_check", "run_checks"]
 
 _RENDER_SCRIPT = """
 import mujoco
@@ -138,6 +141,67 @@ def _check_render(backend: str, timeout_s: float) -> Check:
     return Check(f"mujoco render ({backend})", False, last[:160], fixes[backend], False)
 
 
+_LLAMA_SCRIPT = "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())"
+
+#: llama.cpp's compile-time CPU features (llama_print_system_info) and the /proc/cpuinfo flag each needs.
+_LLAMA_FEATURES = {
+    "AVX": "avx", "AVX2": "avx2", "FMA": "fma", "F16C": "f16c", "BMI2": "bmi2", "AVX_VNNI": "avx_vnni",
+    "AVX512": "avx512f", "AVX512_VBMI": "avx512vbmi", "AVX512_VNNI": "avx512_vnni",
+    "AVX512_BF16": "avx512_bf16", "AMX_INT8": "amx_int8",
+}  # fmt: skip
+
+
+def _cpu_flags() -> set[str] | None:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
+
+
+def _check_llama_cpp(timeout_s: float) -> Check:
+    name, fix = "llama.cpp", "rm .venv/galley-llama-cpp-build.txt && scripts/setup.sh (a portable build)"
+    if importlib.util.find_spec("llama_cpp") is None:
+        return Check(
+            name, False, "llama-cpp-python is not installed (the llama_cpp planner backend)", fix, False
+        )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _LLAMA_SCRIPT],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Check(name, False, f"loading llama-cpp-python took over {timeout_s:g} s", fix, False)
+    if proc.returncode != 0:
+        died = f"signal {-proc.returncode}" if proc.returncode < 0 else f"status {proc.returncode}"
+        return Check(
+            name, False, f"loading llama-cpp-python failed ({died}): {proc.stderr.strip()[-160:]}", fix, False
+        )
+    return llama_build_check(proc.stdout, _cpu_flags())
+
+
+def llama_build_check(system_info: str, cpu_flags: set[str] | None) -> Check:
+    """The verdict on a llama.cpp build from its ``llama_print_system_info()`` and this CPU's flags."""
+    fix = "rm .venv/galley-llama-cpp-build.txt && scripts/setup.sh (a portable build)"
+    padded = f" {system_info.replace('|', ' | ')} "
+    built = [f for f in _LLAMA_FEATURES if f" {f} = 1 " in padded]
+    missing = [f for f in built if cpu_flags is not None and _LLAMA_FEATURES[f] not in cpu_flags]
+    detail = f"built for {', '.join(built) or 'no vector extensions'}"
+    if missing:
+        return Check(
+            "llama.cpp", False, f"{detail}; this CPU lacks {', '.join(missing)}: it will crash", fix, False
+        )
+    if any(f.startswith(("AVX512", "AMX", "AVX_VNNI")) for f in built):
+        detail += " (a native build: it runs only on CPUs that have these)"
+    return Check("llama.cpp", True, detail, required=False)
+
+
 def _check_gpu() -> Check:
     smi = shutil.which("nvidia-smi")
     if smi is None:
@@ -208,6 +272,7 @@ def run_checks(*, render: bool = True, render_timeout_s: float = 60.0) -> list[C
             checks.append(_check_render(backend, render_timeout_s))
             if checks[-1].ok:
                 break
+    checks.append(_check_llama_cpp(render_timeout_s))
     checks.append(_check_gpu())
     return checks
 
