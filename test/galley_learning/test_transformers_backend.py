@@ -2,6 +2,8 @@
 trained here on the kitchen's words, so that only the scene's constraint can make their answers plans.
 
 No hub access: the models are built in a temporary directory and loaded from it as a user's would be.
+The planners run inline (``worker="inline"``) so that the tests can look at their inputs; one test
+runs the backend in its default worker process, as the task_planner node does.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 from galley_core.tasks.grammar import valid_steps
 from galley_core.tasks.planning import SYSTEM_TEXT, PlanningError, PromptConfig, build_prompt
 from galley_learning.planners import make_planner
+from galley_learning.planners.worker import PlannerProcess
 
 pytest.importorskip("transformers", reason="transformers is not installed (requirements.txt; Python 3.11+)")
 pytest.importorskip("llguidance", reason="llguidance is not installed (requirements.txt)")
@@ -126,6 +129,7 @@ def test_the_scenes_schema_makes_a_random_model_answer_only_valid_steps(tiny_lm,
     bare = PromptConfig(examples=0, retries=0)
     free = make_planner(
         "transformers",
+        worker="inline",
         prompt=PromptConfig(examples=0, retries=0, constrained=False),
         options={"model_path": tiny_lm},
     )
@@ -133,21 +137,30 @@ def test_the_scenes_schema_makes_a_random_model_answer_only_valid_steps(tiny_lm,
         free.plan(INSTRUCTION, None, kitchen)
     assert err.value.kind == "off_grammar" and "nothing is executed" in err.value.reason
 
-    planner = make_planner("transformers", prompt=bare, options={"model_path": tiny_lm, "device": "cpu"})
+    planner = make_planner(
+        "transformers", worker="inline", prompt=bare, options={"model_path": tiny_lm, "device": "cpu"}
+    )
     assert planner.accepts_image is False
     plan = planner.plan(INSTRUCTION, None, kitchen)
     assert 1 <= len(plan.steps) <= 8 and set(plan.steps) <= set(valid_steps(kitchen))
     assert plan.raw == json.dumps({"plan": list(plan.steps)})  # the examples' exact JSON layout
     assert plan.backend == "transformers" and plan.attempts == 1
     short = make_planner(
-        "transformers", prompt=PromptConfig(examples=0, max_steps=2), options={"model_path": tiny_lm}
+        "transformers",
+        worker="inline",
+        prompt=PromptConfig(examples=0, max_steps=2),
+        options={"model_path": tiny_lm},
     )
     assert 1 <= len(short.plan(INSTRUCTION, None, kitchen).steps) <= 2  # maxItems follows max_steps
 
 
 def test_in_context_examples_and_a_text_only_model_ignore_the_image(tiny_lm, kitchen, suite):
     planner = make_planner(
-        "transformers", prompt=PromptConfig(examples=2), suite=suite, options={"model_path": tiny_lm}
+        "transformers",
+        worker="inline",
+        prompt=PromptConfig(examples=2),
+        suite=suite,
+        options={"model_path": tiny_lm},
     )
     image = np.zeros((48, 64, 3), dtype=np.uint8)
     plan = planner.plan("Put the cup and the fork in the red zone.", image, kitchen)
@@ -155,7 +168,9 @@ def test_in_context_examples_and_a_text_only_model_ignore_the_image(tiny_lm, kit
 
 
 def test_a_vlm_gets_the_image_through_its_processor(tiny_vlm, kitchen):
-    planner = make_planner("transformers", prompt=PromptConfig(examples=0), options={"model_path": tiny_vlm})
+    planner = make_planner(
+        "transformers", worker="inline", prompt=PromptConfig(examples=0), options={"model_path": tiny_vlm}
+    )
     assert planner.accepts_image is True
     image = np.random.default_rng(0).integers(0, 256, (48, 64, 3), dtype=np.uint8)
     prompt = build_prompt(INSTRUCTION, kitchen, PromptConfig(examples=0), accepts_image=True)
@@ -166,7 +181,10 @@ def test_a_vlm_gets_the_image_through_its_processor(tiny_vlm, kitchen):
     plan = planner.plan(INSTRUCTION, image, kitchen)
     assert plan.steps and set(plan.steps) <= set(valid_steps(kitchen))
     blind = make_planner(
-        "transformers", prompt=PromptConfig(examples=0), options={"model_path": tiny_vlm, "vision": False}
+        "transformers",
+        worker="inline",
+        prompt=PromptConfig(examples=0),
+        options={"model_path": tiny_vlm, "vision": False},
     )
     assert blind.accepts_image is False
 
@@ -174,7 +192,7 @@ def test_a_vlm_gets_the_image_through_its_processor(tiny_vlm, kitchen):
 def test_inputs_a_user_can_get_wrong_are_one_clear_line(tmp_path, tiny_lm):
     def reason(options):
         with pytest.raises(PlanningError) as err:
-            make_planner("transformers", options=options)
+            make_planner("transformers", worker="inline", options=options)
         assert err.value.kind == "unavailable" and "\n" not in err.value.reason
         return err.value.reason
 
@@ -196,12 +214,22 @@ def test_inputs_a_user_can_get_wrong_are_one_clear_line(tmp_path, tiny_lm):
     if not __import__("torch").cuda.is_available():
         assert "set device to cpu" in reason({"model_path": tiny_lm, "device": "cuda"})
     with pytest.raises(ValueError, match="dtype"):
-        make_planner("transformers", options={"model_path": tiny_lm, "dtype": "int3"})
+        make_planner("transformers", worker="inline", options={"model_path": tiny_lm, "dtype": "int3"})
 
 
 def test_a_missing_library_is_named_with_the_install_command(monkeypatch, tiny_lm):
     monkeypatch.setitem(sys.modules, "llguidance", None)
     with pytest.raises(PlanningError) as err:
-        make_planner("transformers", options={"model_path": tiny_lm})
+        make_planner("transformers", worker="inline", options={"model_path": tiny_lm})
     assert err.value.kind == "unavailable"
     assert "llguidance is missing" in err.value.reason and "pip install" in err.value.reason
+
+
+def test_the_backend_plans_in_its_default_worker_process(tiny_lm, kitchen):
+    planner = make_planner("transformers", prompt=PromptConfig(examples=0), options={"model_path": tiny_lm})
+    try:
+        assert isinstance(planner, PlannerProcess) and planner.accepts_image is False
+        plan = planner.plan(INSTRUCTION, None, kitchen)
+    finally:
+        planner.close()
+    assert 1 <= len(plan.steps) <= 8 and set(plan.steps) <= set(valid_steps(kitchen))
