@@ -35,7 +35,7 @@ import shutil
 import sqlite3
 import struct
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -215,21 +215,14 @@ def _repair_one(
         note = "nothing to recover: SQLite rolled back the transaction the killed writer had not committed"
         return RecoveredFile(staged, None, 0, 0, 0, 0, size, size, note), merged
     target = staging_folder(bag, index, REPAIR_PREFIX)
-    result = _rewrite_mcap(source, target)
+    result = _rewrite_mcap(source, target, staged, name)
     if result.messages == 0:
         shutil.rmtree(target)
         shutil.rmtree(folder)
-        note = f"nothing to recover: no whole chunk ({result.note})"
-        return RecoveredFile(staged, None, 0, 0, 0, 0, size, result.dropped_bytes, note), merged
+        return replace(result, file=None, note=f"nothing to recover: no whole chunk ({result.note})"), merged
     merged = adopt_split(bag, target, index, merged, custom)
     shutil.rmtree(folder)  # last: until here a crash leaves the source to recover again
-    return (
-        RecoveredFile(
-            staged, name, result.messages, result.topics, result.start_ns, result.end_ns, size,
-            result.dropped_bytes, result.note,
-        ),
-        merged,
-    )  # fmt: skip
+    return result, merged
 
 
 def _sqlite_messages(path: Path) -> int:
@@ -239,16 +232,6 @@ def _sqlite_messages(path: Path) -> int:
             return int(db.execute("SELECT count(*) FROM messages").fetchone()[0])
         except sqlite3.DatabaseError:  # no messages table: killed before even the schema was committed
             return 0
-
-
-@dataclass(frozen=True)
-class _Rewritten:
-    messages: int
-    topics: int
-    start_ns: int
-    end_ns: int
-    dropped_bytes: int
-    note: str
 
 
 class _WholeReads:
@@ -268,8 +251,11 @@ class _WholeReads:
         return data
 
 
-def _rewrite_mcap(source: Path, target: Path) -> _Rewritten:
-    """Copy every message of ``source``'s whole records into a new one-file bag ``target`` (closed)."""
+def _rewrite_mcap(source: Path, target: Path, staged: str, name: str) -> RecoveredFile:
+    """Copy every message of ``source``'s whole records into a new one-file bag ``target`` (closed).
+
+    ``staged`` and ``name`` are the source's and the finished file's names for the result.
+    """
     if StreamReader is None:
         raise RepairError(
             f"recovering {source} needs the Python package mcap: pip install {MCAP_REQUIREMENT}"
@@ -300,8 +286,8 @@ def _rewrite_mcap(source: Path, target: Path) -> _Rewritten:
         except (McapError, struct.error, ValueError, KeyError) as err:
             note = f"damaged after byte {whole}: {type(err).__name__}: {err}"
     writer.close()
-    dropped = source.stat().st_size - whole
-    return _Rewritten(count, len(used), start, end, dropped, note)
+    size = source.stat().st_size
+    return RecoveredFile(staged, name, count, len(used), start, end, size, size - whole, note)
 
 
 def _connect(writer: Writer, channel: Any, schemas: dict[int, Any], types: Any, source: Path) -> Any:
