@@ -166,6 +166,8 @@ def test_repair_keeps_the_finished_files_and_custom_data_and_is_idempotent(tmp_p
     ):
         check_bag(bag)
     assert interrupted_bags(tmp_path) == [bag]
+    with pytest.raises(UnfinishedBagError, match=f"staged file of an unfinished recording of {bag};"):
+        check_bag(bag / ".writing_1" / ".writing_1.mcap")
 
     report = repair_bag(bag)
     after = read_all(bag)

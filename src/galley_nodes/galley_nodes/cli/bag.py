@@ -41,7 +41,7 @@ def _repair(args: argparse.Namespace) -> int:
         span = f"{r.start_ns / 1e9:.2f} to {r.end_ns / 1e9:.2f} s" if r.messages else "no messages"
         print(
             f"  {where}: {r.messages:,} messages on {r.topics} topics, {span} -> {r.file} "
-            f"({r.note}; {r.dropped_bytes / 1e6:.2f} MB after it dropped)"
+            f"({r.note}, leaving out the {r.dropped_bytes / 1e6:.2f} MB after it)"
         )
     if report.files == 0:
         print(f"galley bag repair: nothing in {args.bag} could be recovered; it holds no message")
