@@ -59,8 +59,12 @@ def split_file_name(bag: Path, index: int, suffix: str) -> str:
 
 
 def is_staging(path: Path) -> bool:
-    """Whether ``path`` is, or lies in, a staging folder."""
-    return any(part.startswith((STAGING_PREFIX, REPAIR_PREFIX)) for part in Path(path).parts)
+    """Whether ``path`` is, or lies in, a staging folder (``.writing_<n>`` or ``.repair_<n>``)."""
+    return any(
+        part.startswith(prefix) and part.removeprefix(prefix).isdigit()
+        for part in Path(path).parts
+        for prefix in (STAGING_PREFIX, REPAIR_PREFIX)
+    )
 
 
 def staged_splits(bag: Path, prefix: str = STAGING_PREFIX) -> list[tuple[int, Path]]:
@@ -206,7 +210,7 @@ def interrupted_bags(folder: Path) -> list[Path]:
     bags = {
         p.parent
         for p in Path(folder).rglob(f"{STAGING_PREFIX}*")
-        if p.is_dir() and not is_staging(p.parent) and p.name.removeprefix(STAGING_PREFIX).isdigit()
+        if p.is_dir() and is_staging(Path(p.name)) and not is_staging(p.parent)
     }
     return sorted(b for b in bags if not is_being_recorded(b))
 
