@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from galley_learning.policy.frames import ACTION_NAMES, CAMERAS, STATE_NAMES, episode_frames
+from galley_nodes.recording.staging import interrupted_bags, interrupted_error, is_staging, staged_splits
 
 __all__ = ["DatasetConfig", "PolicyData", "build_dataset", "find_bags", "normalizer_stats"]
 
@@ -69,6 +70,7 @@ def find_bags(collection: str | Path) -> list[Path]:
 
     Raises:
         FileNotFoundError: ``collection`` is not a folder or holds no bag (the message says what to do).
+        UnfinishedBagError: a bag was interrupted while recording (the message names ``galley bag repair``).
     """
     root = Path(collection)
     if not root.is_dir():
@@ -78,11 +80,17 @@ def find_bags(collection: str | Path) -> list[Path]:
         )
     search = root / "episodes" if (root / "episodes").is_dir() else root
     failed = root / "failed"
+    interrupted = [b for b in interrupted_bags(search) if b != failed and failed not in b.parents]
+    if interrupted:
+        raise interrupted_error(interrupted, search)
     bags = sorted(
-        p.parent for p in search.rglob("metadata.yaml") if failed not in p.parents and p.parent != root
+        p.parent
+        for p in search.rglob("metadata.yaml")
+        if failed not in p.parents and p.parent != root and not is_staging(p.parent)
     )
     if (root / "metadata.yaml").exists() and search == root:
         bags.insert(0, root)
+    bags = [b for b in bags if not staged_splits(b)]  # being recorded now: not an episode yet
     if not bags:
         where = f"{search} (successful episodes)" if search != root else str(root)
         raise FileNotFoundError(

@@ -18,6 +18,7 @@ from galley_core.tasks.grammar import PlanError
 from galley_core.tasks.suite import SuiteError
 from galley_nodes.cli.errors import UsageError
 from galley_nodes.params_file import ParameterError
+from galley_nodes.recording.staging import UnfinishedBagError
 
 __all__ = ["USER_ERRORS", "main"]
 
@@ -30,11 +31,13 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     PlanError,
     SuiteError,
     MapFileError,
+    UnfinishedBagError,
 )
 
 
 def _build_parser() -> argparse.ArgumentParser:
     from galley_nodes.cli import (
+        bag,
         collect,
         demo,
         doctor,
@@ -65,6 +68,7 @@ def _build_parser() -> argparse.ArgumentParser:
         nodes,
         suite,
         replay,
+        bag,
         plan,
         train_planner,
         eval_planner,

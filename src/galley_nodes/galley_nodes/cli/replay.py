@@ -10,6 +10,7 @@ plays galley's bags (rosbag2, mcap or sqlite3, CDR, standard type names).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +64,15 @@ def replay(
 
 def _run(args: argparse.Namespace) -> int:
     from galley_nodes.cli.errors import UsageError
+    from galley_nodes.recording.staging import check_bag
 
     if args.rate is not None and not args.rate > 0:
         raise UsageError(f"--rate {args.rate} must be > 0 (simulated seconds per wall second)")
+    # An interrupted recording is refused with the repair named, rather than replayed without its
+    # unfinished file (the monitor would judge a shorter episode); a live one plays its finished files.
+    note = check_bag(args.bag)
+    if note is not None:
+        print(f"galley replay: {note}", file=sys.stderr)
     if not (args.bag / "metadata.yaml").exists() and args.bag.suffix not in (".mcap", ".db3"):
         raise UsageError(
             f"{args.bag} is not a bag: a rosbag2 folder with metadata.yaml, or an .mcap/.db3 file"

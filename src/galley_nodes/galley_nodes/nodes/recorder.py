@@ -12,7 +12,9 @@ same messages also go to ``<bag>/episode.h5`` (one file per episode, :mod:`galle
 Episode metadata (scene, seed, plan, per-step results, monitor verdicts, success flag, software
 version; :mod:`galley_nodes.recording.episode_info`) goes into the bag's ``custom_data`` and a
 sidecar ``<bag>/episode.json``, both refreshed while recording. A process killed mid-episode
-leaves a bag readable up to its last finished file (every ``split_period_s`` of ROS time). With
+leaves a bag readable up to its last finished file (every ``split_period_s`` of ROS time) and the
+file it was writing unfinished; ``galley bag repair`` recovers that one up to its last whole chunk
+(:mod:`galley_nodes.recording.repair`), and ``galley replay`` names the repair until then. With
 ``stop_on_abort`` the recording ends at the monitor's ABORT, as Kitchen-R's collector does.
 The recorder refuses to start when less than ``min_free_disk_mb`` is free where it would write.
 
@@ -83,7 +85,10 @@ class RecorderConfig(Config):
     )
     discovery_period_s: float = param(0.2, "how often new topics are looked for", unit="s", gt=0.0)
     split_period_s: float = param(
-        20.0, "a new bag file every this much ROS time: the most a killed recorder loses", unit="s", gt=0.0
+        20.0,
+        "a new bag file every this much ROS time: what a killed recorder loses until galley bag repair",
+        unit="s",
+        gt=0.0,
     )
     hdf5: bool = param(False, "also write the episode to <bag>/episode.h5")
     hdf5_compression: str = param(

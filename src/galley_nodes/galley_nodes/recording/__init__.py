@@ -3,6 +3,10 @@
 * :mod:`.writer`: :class:`BagWriter`, the small interface the ``recorder`` node writes through,
   and :func:`open_bag_writer`, which picks an implementation;
 * :mod:`.rosbags_writer`: the embedded host's writer (``rosbags``), crash-safe by splitting;
+* :mod:`.staging`: a bag's layout while it is written (``.writing_<n>/``, the writer's lock) and the
+  check readers make (an interrupted bag is refused with the repair named);
+* :mod:`.repair`: ``galley bag repair``, which finishes the files a killed recording left unfinished;
+* :mod:`.metadata_file`: metadata.yaml: merging a finished file into it, atomic writes, ``custom_data``;
 * :mod:`.rosbag2_writer`: the writer under ROS 2 (``rosbag2_py``);
 * :mod:`.hdf5`: one HDF5 file per episode, a group per topic;
 * :mod:`.serialization`: CDR bytes of a message of either host;

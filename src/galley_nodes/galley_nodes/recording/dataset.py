@@ -44,6 +44,7 @@ from galley_core.geometry import yaw_from_quaternion
 from galley_nodes.conversions import image_from_msg
 from galley_nodes.embedded.rosbags_messages import deserialize
 from galley_nodes.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
+from galley_nodes.recording.staging import interrupted_bags, interrupted_error, is_staging, staged_splits
 
 __all__ = ["DEFAULT_CAMERAS", "DatasetStreams", "iter_episodes", "iter_samples", "load_episode"]
 
@@ -203,8 +204,14 @@ def iter_episodes(
 
     Raises:
         FileNotFoundError: ``folder`` holds no bag (no ``metadata.yaml`` below it).
+        UnfinishedBagError: a bag under ``folder`` was interrupted while recording (the message
+            names ``galley bag repair``); one being recorded now is left out.
     """
-    bags = sorted(p.parent for p in Path(folder).rglob("metadata.yaml"))
+    interrupted = interrupted_bags(Path(folder))
+    if interrupted:
+        raise interrupted_error(interrupted, Path(folder))
+    found = (p.parent for p in Path(folder).rglob("metadata.yaml") if not is_staging(p.parent))
+    bags = sorted(b for b in found if not staged_splits(b))
     if not bags:
         raise FileNotFoundError(f"no bags under {folder}: a bag is a folder with metadata.yaml")
     for bag in bags:

@@ -13,7 +13,7 @@ from typing import Any
 
 from galley_nodes.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
 
-__all__ = ["EpisodeInfo", "software_version"]
+__all__ = ["EpisodeInfo", "custom_data_of", "software_version"]
 
 _KINDS = {STEP_SUCCEEDED: "succeeded", STEP_FAILED: "failed"}
 
@@ -141,8 +141,12 @@ class EpisodeInfo:
 
     def custom_data(self) -> dict[str, str]:
         """The bag's ``custom_data``: strings, the structured values as JSON."""
-        data = self.to_dict()
-        return {
-            f"galley.{key}": value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-            for key, value in data.items()
-        }
+        return custom_data_of(self.to_dict())
+
+
+def custom_data_of(record: dict[str, Any]) -> dict[str, str]:
+    """The bag's ``custom_data`` for an episode record (:meth:`EpisodeInfo.to_dict`, episode.json)."""
+    return {
+        f"galley.{key}": value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        for key, value in record.items()
+    }

@@ -6,24 +6,27 @@ a sequence of files (``<name>_0.mcap``, ``<name>_1.mcap``, ... as ``ros2 bag rec
 --max-bag-duration`` does): every ``split_period_s`` of ROS time (and at every :meth:`flush`) the
 current file is closed, complete and indexed, and metadata.yaml is rewritten atomically to list
 every finished file. A process killed at any moment leaves a bag that rosbags, ``ros2 bag`` and
-Foxglove read up to the last finished file; the unfinished one, in a hidden ``.writing_<n>`` folder,
-is ignored by them and lost (at most ``split_period_s`` of data).
+Foxglove read up to the last finished file; the unfinished one stays in a hidden ``.writing_<n>``
+folder (:mod:`.staging`), which they ignore. ``galley bag repair`` (:mod:`.repair`) recovers an
+unfinished mcap file up to its last whole chunk (rosbags writes a chunk every 1 MiB of messages),
+so a crash loses at most that much; an unfinished sqlite3 file holds nothing (see :mod:`.repair`).
+While recording, the writer holds the bag folder's :class:`~.staging.RecordingLock`, which tells
+readers and the repair a live recording from an interrupted one.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import StoragePlugin, Writer
 
 from galley_nodes.embedded.rosbags_messages import typestore
 from galley_nodes.qos import QoS
+from galley_nodes.recording.metadata_file import write_metadata
+from galley_nodes.recording.staging import RecordingLock, adopt_split, staging_folder
 from galley_nodes.recording.writer import BagWriter, BagWriterError
 
 __all__ = ["RosbagsWriter", "rosbags_qos"]
@@ -31,10 +34,6 @@ __all__ = ["RosbagsWriter", "rosbags_qos"]
 _NS = 1_000_000_000
 _PLUGINS = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
 _INFINITE = QosTime(0x7FFFFFFF, 0xFFFFFFFF)
-
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def rosbags_qos(qos: QoS) -> Qos:
@@ -71,6 +70,7 @@ class RosbagsWriter(BagWriter):
             self.path.mkdir(parents=True)
         except FileExistsError:
             raise BagWriterError(f"bag folder {self.path} exists already; choose another name") from None
+        self._lock = RecordingLock.acquire(self.path)  # a new folder: no one else holds it
         self._topics: dict[str, tuple[str, QoS]] = {}
         self._custom: dict[str, str] = {}
         self._writer: Writer | None = None
@@ -126,11 +126,13 @@ class RosbagsWriter(BagWriter):
             return
         self.flush()
         self._closed = True
+        if self._lock is not None:
+            self._lock.release()
 
     # -- files ---------------------------------------------------------------------------------
 
     def _open_split(self, time_ns: int) -> None:
-        staging = self.path / f".writing_{self._split_index}"
+        staging = staging_folder(self.path, self._split_index)
         writer = Writer(staging, version=Writer.VERSION_LATEST, storage_plugin=_PLUGINS[self.storage])
         writer.open()
         self._writer, self._split_start_ns = writer, time_ns
@@ -149,64 +151,9 @@ class RosbagsWriter(BagWriter):
         writer, self._writer = self._writer, None
         assert writer is not None
         writer.close()
-        staging = writer.path
-        split = _load_yaml(staging / "metadata.yaml")["rosbag2_bagfile_information"]
-        [storage_file] = split["relative_file_paths"]
-        name = f"{self.path.name}_{self._split_index}{Path(storage_file).suffix}"
-        os.replace(staging / storage_file, self.path / name)
-        shutil.rmtree(staging)
+        self._metadata = adopt_split(self.path, writer.path, self._split_index, self._metadata, self._custom)
         self._split_index += 1
-        self._merge(split, name)
-        self._write_metadata()
-
-    def _merge(self, split: dict[str, Any], name: str) -> None:
-        split["relative_file_paths"] = [name]
-        for f in split["files"]:
-            f["path"] = name
-        if self._metadata is None:
-            self._metadata = split
-            return
-        meta = self._metadata
-        start = min(
-            meta["starting_time"]["nanoseconds_since_epoch"],
-            split["starting_time"]["nanoseconds_since_epoch"],
-        )
-        end = max(
-            meta["starting_time"]["nanoseconds_since_epoch"] + meta["duration"]["nanoseconds"],
-            split["starting_time"]["nanoseconds_since_epoch"] + split["duration"]["nanoseconds"],
-        )
-        meta["starting_time"]["nanoseconds_since_epoch"] = start
-        meta["duration"]["nanoseconds"] = end - start
-        meta["message_count"] += split["message_count"]
-        meta["relative_file_paths"].append(name)
-        meta["files"] += split["files"]
-        counts = {t["topic_metadata"]["name"]: t for t in meta["topics_with_message_count"]}
-        for entry in split["topics_with_message_count"]:
-            known = counts.get(entry["topic_metadata"]["name"])
-            if known is None:
-                meta["topics_with_message_count"].append(entry)
-            else:
-                known["message_count"] += entry["message_count"]
 
     def _write_metadata(self) -> None:
-        if self._metadata is None:
-            return
-        self._metadata["custom_data"] = dict(self._custom) or None
-        tmp = self.path / "metadata.yaml.tmp"
-        with tmp.open("w") as f:
-            # libyaml's dumper: the merged metadata grows with every split, and ruamel's pure-Python
-            # emitter made rewriting it a quarter of an episode's wall time.
-            yaml.dump(
-                {"rosbag2_bagfile_information": self._metadata},
-                f,
-                Dumper=_Dumper,
-                default_flow_style=False,
-                sort_keys=False,
-            )
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path / "metadata.yaml")
-
-
-def _load_yaml(path: Path) -> Any:
-    return yaml.load(path.read_text(), Loader=_Loader)
+        if self._metadata is not None:
+            write_metadata(self.path, self._metadata, self._custom)

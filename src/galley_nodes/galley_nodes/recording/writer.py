@@ -63,7 +63,8 @@ def open_bag_writer(
     Args:
         path: the bag folder to create; it must not exist.
         storage: ``mcap`` or ``sqlite3``.
-        split_period_s: start a new bag file every this many seconds of ROS time (what a crash can lose).
+        split_period_s: start a new bag file every this many seconds of ROS time (what readers lose of a
+            killed recording until ``galley bag repair``).
         implementation: ``rosbags`` (embedded host), ``rosbag2_py`` (ROS 2's own writer), or ``auto``:
             rosbag2_py when it imports and the messages are rclpy's, else rosbags.
 
