@@ -259,6 +259,7 @@ def run_checks(*, render: bool = True, render_timeout_s: float = 60.0) -> list[C
         ("pyarrow", "pyarrow", "galley export-lerobot's parquet files"),
         ("av", "av", "galley export-lerobot's videos"),
         ("transformers", "transformers", "the transformers planner backend"),
+        ("mcap", "mcap", "galley bag repair of a killed recording"),
     ):
         checks.append(_check_distribution(dist, module, required=False, fix=f"{pip_fix} ({what})"))
     checks.append(_check_ros2())
