@@ -97,6 +97,46 @@ def test_run_reports_which_params_file_values_it_kept_and_which_it_replaced(shor
     assert episode["success"] and episode["seed"] == 0 and episode["plan"] == ["move to the green zone"]
 
 
+def test_params_precedence_for_cameras_rates_and_eval(tmp_path: Path) -> None:
+    """Without --video a file's cameras win (and the monitor then watches them); with --video or a
+    policy the command's win; with cameras off, camera topics leave the monitor's rate_topics."""
+    from galley_nodes.cli.run import run_settings
+
+    on = tmp_path / "on.yaml"
+    on.write_text("sim:\n  ros__parameters:\n    cameras_enabled: true\n")
+    kept = run_settings("kitchen", 0, out_dir=None, cameras=False, params=[on])
+    assert kept.values["sim", "cameras_enabled"] is True and "cameras_enabled" not in kept.parameters["sim"]
+    assert kept.notes == [f"note: sim.cameras_enabled = True from {on} is used instead of --video being off"]
+    assert "rate_topics" not in kept.parameters["monitor"]  # cameras on: the configured rates stand
+
+    off = tmp_path / "off.yaml"
+    off.write_text(
+        "sim:\n  ros__parameters:\n    cameras_enabled: false\n"
+        "monitor:\n  ros__parameters:\n    rate_topics: [/odom, /camera/base/image_raw]\n"
+        "    rate_min_hz: [40.0, 8.0]\n"
+    )
+    video = run_settings("kitchen", 3, out_dir=None, cameras=True, params=[off])
+    assert video.parameters["sim"]["cameras_enabled"] is True
+    assert video.notes == [
+        f"note: sim.cameras_enabled = False from {off} is replaced: the command sets it from "
+        "this run's need of the cameras (--video, --policy)"
+    ]
+    quiet = run_settings(
+        "kitchen", 3, out_dir=None, cameras=False, params=[off], episode_from="the suite entry"
+    )
+    assert quiet.parameters["monitor"]["rate_topics"] == ["/odom"]
+    assert quiet.parameters["monitor"]["rate_min_hz"] == [40.0]
+    assert quiet.notes[0].startswith(
+        f"note: monitor.rate_topics = ['/odom', '/camera/base/image_raw'] from {off} is replaced: the "
+        "command sets it from the cameras being off"
+    )
+    seed = tmp_path / "seed.yaml"
+    seed.write_text("/**:\n  ros__parameters:\n    seed: 9\n")  # a wildcard names the value as well
+    assert run_settings(
+        "kitchen", 3, out_dir=None, cameras=False, params=[seed], episode_from="the suite entry"
+    ).notes == [f"note: sim.seed = 9 from {seed} is replaced: the command sets it from the suite entry"]
+
+
 def test_run_help_states_which_value_wins() -> None:
     proc = galley("run", "--help")
     assert proc.returncode == 0
