@@ -245,6 +245,7 @@ train --data {tmp} --out {tmp}/r --workers 0       | argument --workers: 0 is no
 map --resolution 0 --out {tmp}/m                   | argument --resolution: 0 is not allowed: a number > 0
 map --resolution -1 --out {tmp}/m                  | argument --resolution: -1 is not allowed: a number > 0
 replay {tmp} --rate 0                              | argument --rate: 0 is not allowed: a number > 0
+replay {tmp} --params {missing}                    | argument --params: {missing} does not exist
 """
 CASES = [tuple(part.strip() for part in line.split("|")) for line in BAD_ARGUMENTS.strip().splitlines()]
 
@@ -260,3 +261,12 @@ def test_bad_arguments_are_one_line_and_exit_2(
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err == f"galley {argv[0]}: {message.format(**fill)} (see galley {argv[0]} --help)\n"
     assert not list(tmp_path.iterdir())  # nothing was started
+
+
+def test_replay_names_the_nodes_it_can_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(tmp_path), "--node", "monitr"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "galley replay: argument --node: no galley node 'monitr'; known nodes: arm_controller"
+    )
+    assert err.count("\n") == 1 and " monitor," in err

@@ -21,10 +21,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from galley_nodes.cli import positive_number
+from galley_nodes.cli import existing_file, positive_number
 from galley_nodes.cli.overrides import monitor_rates
 from galley_nodes.config_files import default_params_files
 from galley_nodes.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
+from galley_nodes.registry import NODES
 
 __all__ = ["KIND_NAMES", "add_parser", "replay"]
 
@@ -117,6 +118,13 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _node_name(text: str) -> str:
+    """argparse type of --node: a galley node's name."""
+    if text not in NODES:
+        raise argparse.ArgumentTypeError(f"no galley node {text!r}; known nodes: {', '.join(sorted(NODES))}")
+    return text
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("replay", help="play a bag into the embedded host and run the monitor on it")
     p.add_argument("bag", type=Path, help="bag folder (rosbag2: metadata.yaml and .mcap/.db3 files)")
@@ -126,8 +134,16 @@ def add_parser(sub: Any) -> None:
         default=None,
         help="simulated seconds per wall second (default: as fast as possible)",
     )
-    p.add_argument("--node", action="append", help="node to run on the bag (repeatable; default: monitor)")
     p.add_argument(
-        "--params", action="append", type=Path, help="ROS 2 params file (default: config/galley.yaml)"
+        "--node",
+        action="append",
+        type=_node_name,
+        help="node to run on the bag (repeatable; default: monitor)",
+    )
+    p.add_argument(
+        "--params",
+        action="append",
+        type=existing_file,
+        help="ROS 2 params file (default: config/galley.yaml)",
     )
     p.set_defaults(run=_run)
