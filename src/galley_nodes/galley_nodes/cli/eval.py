@@ -40,6 +40,7 @@ from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_mat
 from galley_core.tasks.suite import SuiteEntry, load_suite
 from galley_nodes.cli import add_params_option, episode_pool, whole_number
 from galley_nodes.cli.overrides import PRECEDENCE_HELP
+from galley_nodes.cli.run import run_settings
 from galley_nodes.config_files import config_dirs
 
 __all__ = ["add_parser", "evaluate"]
@@ -100,8 +101,6 @@ def evaluate(
     scene_name, entries = _entries(suite, split, episodes)
     out_dir.mkdir(parents=True, exist_ok=True)
     if mode in ("policy", "joint") and entries:  # what every episode does with the --params values
-        from galley_nodes.cli.run import run_settings
-
         settings = run_settings(
             scene_name,
             entries[0].seed,
