@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,13 @@ def _progress(step: int, steps: int, loss: float, seconds: float) -> None:
     print(f"  step {step}/{steps}  loss {loss:.4f}  {rate:.1f} steps/s  {left:.0f} s left", flush=True)
 
 
+def _device(text: str) -> str:
+    """argparse type of --device: checked before the dataset is built, which can take minutes."""
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a device: auto, cpu, cuda or cuda:N")
+    return text
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("train", help="train the diffusion policy on collected episodes (progress, resumable)")
     p.add_argument(
@@ -83,7 +91,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--batch-size", type=whole_number(1), default=64, help="windows per step (default: 64)")
     p.add_argument("--lr", type=positive_number, default=1e-4, help="learning rate (backbones: 10 %% of it)")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N (default: auto)")
+    p.add_argument("--device", type=_device, default="auto", help="auto, cpu, cuda, cuda:N (default: auto)")
     p.add_argument("--checkpoint-every", type=whole_number(1), default=500, help="steps between checkpoints")
     p.add_argument("--eval-every", type=whole_number(1), default=250, help="steps between validation losses")
     p.add_argument(
