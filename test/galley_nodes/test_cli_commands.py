@@ -242,7 +242,7 @@ train --data {tmp} --out {tmp}/r --steps 0         | argument --steps: 0 is not 
 train --data {tmp} --out {tmp}/r --batch-size 0    | argument --batch-size: 0 is not allowed: at least 1
 train --data {tmp} --out {tmp}/r --lr nan          | argument --lr: nan is not allowed: a number > 0
 train --data {tmp} --out {tmp}/r --workers 0       | argument --workers: 0 is not allowed: at least 1
-train --data {tmp} --out {tmp}/r --device tpu | argument --device: 'tpu' is not a device: auto, cpu, cuda or cuda:N
+train --data {tmp} --out {tmp}/r --device tpu | argument --device: 'tpu' is not auto, cpu, cuda or cuda:N
 map --resolution 0 --out {tmp}/m                   | argument --resolution: 0 is not allowed: a number > 0
 map --resolution -1 --out {tmp}/m                  | argument --resolution: -1 is not allowed: a number > 0
 replay {tmp} --rate 0                              | argument --rate: 0 is not allowed: a number > 0

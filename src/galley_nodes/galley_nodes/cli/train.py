@@ -75,7 +75,7 @@ def _progress(step: int, steps: int, loss: float, seconds: float) -> None:
 def _device(text: str) -> str:
     """argparse type of --device: checked before the dataset is built, which can take minutes."""
     if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a device: auto, cpu, cuda or cuda:N")
+        raise argparse.ArgumentTypeError(f"{text!r} is not auto, cpu, cuda or cuda:N")
     return text
 
 
