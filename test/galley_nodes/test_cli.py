@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from galley_nodes.cli.doctor import run_checks
 from galley_nodes.cli.main import main
@@ -44,8 +45,20 @@ def test_doctor_command_exit_status_and_json():
 
 def test_demo_tours_zones_on_the_simulator_and_reports_with_a_picture(tmp_path, repo):
     out = tmp_path / "demo"
-    proc = galley("demo", "--zones", "blue,yellow", "--seed", "3", "--out", str(out))
+    # The user's map (the same grid from another file) wins over the scene's, with a note.
+    layout = yaml.safe_load((repo / "maps" / "kitchen.yaml").read_text())
+    layout["image"] = str(repo / "maps" / layout["image"])
+    (tmp_path / "my_map.yaml").write_text(yaml.safe_dump(layout))
+    params = tmp_path / "mine.yaml"
+    params.write_text(f"map_server:\n  ros__parameters:\n    yaml_filename: {tmp_path / 'my_map.yaml'}\n")
+    proc = galley("demo", "--zones", "blue,yellow", "--seed", "3", "--out", str(out), "--params", str(params))
     assert proc.returncode == 0, proc.stderr
+    note = proc.stdout.splitlines()[1]
+    assert note.startswith(
+        f"note: map_server.yaml_filename = '{tmp_path / 'my_map.yaml'}' from {params} is used instead of "
+        "the scene's map "
+    ) and note.endswith("maps/kitchen.yaml")
+    assert f"[/map_server]: published {tmp_path / 'my_map.yaml'}:" in proc.stderr
     assert "[2/2] yellow  zone: succeeded" in proc.stdout  # progress per goal
     summary = json.loads((out / "summary.json").read_text())
     assert summary["succeeded"] == 2 and summary["contacts"] == []

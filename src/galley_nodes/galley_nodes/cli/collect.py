@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from galley_nodes.cli import episode_pool, image_size
+from galley_nodes.cli import episode_pool, image_size, positive_number, seed_number, whole_number
 
 __all__ = ["CollectConfig", "CollectError", "add_parser", "collect"]
 
@@ -264,8 +264,6 @@ def _write_records(
 def _run(args: argparse.Namespace) -> int:
     from galley_nodes.cli.errors import UsageError
 
-    if args.episodes < 1 or args.workers < 1:
-        raise UsageError("--episodes and --workers must be at least 1")
     if min(args.image_size) < 8:
         raise UsageError(f"--image-size {args.image_size[0]}x{args.image_size[1]}: at least 8x8 pixels")
     config = CollectConfig(
@@ -294,19 +292,21 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("collect", help="record randomised oracle episodes (bags) for training, in parallel")
-    p.add_argument("--episodes", type=int, required=True, help="episodes in the collection")
+    p.add_argument("--episodes", type=whole_number(1), required=True, help="episodes in the collection")
     p.add_argument(
         "--out", type=Path, required=True, help="collection folder (episodes already there are kept)"
     )
-    p.add_argument("--workers", type=int, default=1, help="parallel simulator processes (default: 1)")
     p.add_argument(
-        "--seed", type=int, default=1_000_000, help="episode k uses seed SEED + k (default: 1000000)"
+        "--workers", type=whole_number(1), default=1, help="parallel simulator processes (default: 1)"
+    )
+    p.add_argument(
+        "--seed", type=seed_number, default=1_000_000, help="episode k uses seed SEED + k (default: 1000000)"
     )
     p.add_argument(
         "--image-size", type=image_size, default=(320, 240), help="camera WIDTHxHEIGHT (default: 320x240)"
     )
     p.add_argument("--depth", action="store_true", help="record the base camera's depth too (large)")
-    p.add_argument("--camera-rate", type=float, default=10.0, help="camera rate, Hz (default: 10)")
+    p.add_argument("--camera-rate", type=positive_number, default=10.0, help="camera rate, Hz (default: 10)")
     p.add_argument("--suite", default="kitchen_v1", help="instruction suite (train split is used)")
     p.add_argument("--scene", default="kitchen", help="scene name (default: kitchen)")
     p.set_defaults(run=_run)

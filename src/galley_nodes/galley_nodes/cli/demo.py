@@ -7,6 +7,11 @@ and ends with a report in the output folder: ``summary.json`` (per goal: outcome
 final distance and heading error against ground truth, contacts) and ``tour.png`` (the top-down
 image with the planned paths and the driven trajectory). The tasks issue replaces this with
 ``galley run``.
+
+The command gives the simulator ``--scene`` and ``--seed`` (a ``--params`` file's values there are
+replaced, with a note); a ``--params`` file's map (``map_server.yaml_filename``), the controller's
+``use_tf`` and, without ``--cameras``, ``sim.cameras_enabled`` win over the command's, with a note
+(:mod:`galley_nodes.cli.overrides`).
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ import numpy as np
 
 from galley_core.geometry import Pose2D, normalize_angle
 from galley_nodes import messages
-from galley_nodes.cli import add_params_option
+from galley_nodes.cli import add_params_option, seed_number
+from galley_nodes.cli.overrides import PRECEDENCE_HELP, Setting, resolve_settings, shown_path
 from galley_nodes.cli.report import TopicLog, top_down_axes
 from galley_nodes.config_files import default_params_files, find_map
 from galley_nodes.conversions import pose_msg
@@ -48,13 +54,31 @@ def run_tour(
     """Run the tour and write its report; returns the summary."""
     out_dir.mkdir(parents=True, exist_ok=True)
     map_file = find_map(scene_name)
-    host = EmbeddedHost([*default_params_files(), *params_files])
-    sim_node = host.add_node(
-        load_node_class("sim"), parameters={"scene": scene_name, "seed": seed, "cameras_enabled": cameras}
+    settings = resolve_settings(
+        [
+            Setting("sim", "scene", scene_name, f"--scene ({scene_name})", owned=True),
+            Setting("sim", "seed", seed, f"--seed ({seed})", owned=True),
+            Setting(
+                "sim",
+                "cameras_enabled",
+                cameras,
+                "--cameras" if cameras else "the cameras being off without --cameras",
+                owned=cameras,
+            ),
+            Setting("map_server", "yaml_filename", str(map_file), f"the scene's map {shown_path(map_file)}"),
+            Setting("diff_drive_controller", "use_tf", True, "reading the base pose from TF (use_tf: true)"),
+        ],
+        params_files,
     )
-    host.add_node(load_node_class("map_server"), parameters={"yaml_filename": str(map_file)})
+    for note in settings.notes:
+        print(note, flush=True)
+    host = EmbeddedHost([*default_params_files(), *params_files])
+    sim_node = host.add_node(load_node_class("sim"), parameters=settings.parameters["sim"])
+    host.add_node(load_node_class("map_server"), parameters=settings.parameters["map_server"])
     host.add_node(load_node_class("global_planner"))
-    host.add_node(load_node_class("diff_drive_controller"), parameters={"use_tf": True})
+    host.add_node(
+        load_node_class("diff_drive_controller"), parameters=settings.parameters["diff_drive_controller"]
+    )
     recorder = TopicLog(host)
     goals = host.participant("galley_demo").create_publisher(
         "/goal_pose", "geometry_msgs/msg/PoseStamped", QoS()
@@ -173,11 +197,14 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "demo", help="drive to every zone of the kitchen on the built-in simulator, with a picture"
+        "demo",
+        help="drive to every zone of the kitchen on the built-in simulator, with a picture",
+        description="Drive to every zone of the kitchen on the built-in simulator, with a picture. "
+        + PRECEDENCE_HELP,
     )
     p.add_argument("--scene", default="kitchen", help="scene name (default: kitchen)")
     p.add_argument(
-        "--seed", type=int, default=0, help="episode seed: start pose, objects, colours (default: 0)"
+        "--seed", type=seed_number, default=0, help="episode seed: start pose, objects, colours (default: 0)"
     )
     p.add_argument("--zones", default="", help="comma-separated zones to visit in order (default: all)")
     p.add_argument("--cameras", action="store_true", help="render the robot's cameras too (slower)")

@@ -38,7 +38,9 @@ import numpy as np
 
 from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
 from galley_core.tasks.suite import SuiteEntry, load_suite
-from galley_nodes.cli import add_params_option, episode_pool
+from galley_nodes.cli import add_params_option, episode_pool, whole_number
+from galley_nodes.cli.overrides import PRECEDENCE_HELP
+from galley_nodes.cli.run import run_settings
 from galley_nodes.config_files import config_dirs
 
 __all__ = ["add_parser", "evaluate"]
@@ -98,6 +100,18 @@ def evaluate(
         )
     scene_name, entries = _entries(suite, split, episodes)
     out_dir.mkdir(parents=True, exist_ok=True)
+    if mode in ("policy", "joint") and entries:  # what every episode does with the --params values
+        settings = run_settings(
+            scene_name,
+            entries[0].seed,
+            out_dir=None,
+            cameras=policy is not None,
+            params=params or [],
+            policy=policy,
+            episode_from="the suite entry's episode",
+        )
+        for note in settings.notes:
+            print(note, flush=True)
     predicted = predict_plans(planner, entries, scene_name) if mode in ("planner", "joint") else None
     rows: list[dict[str, Any]] = []
     step_success: list[list[bool]] = []
@@ -325,9 +339,16 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("eval", help="Kitchen-R's evaluation: planner (EM), policy (SR), joint (EM, SR, M)")
+    p = sub.add_parser(
+        "eval",
+        help="Kitchen-R's evaluation: planner (EM), policy (SR), joint (EM, SR, M)",
+        description="Kitchen-R's evaluation: planner (EM), policy (SR), joint (EM, SR, M). Every episode "
+        "is a `galley run` of a suite entry: " + PRECEDENCE_HELP,
+    )
     p.add_argument("--mode", choices=MODES, required=True)
-    p.add_argument("--episodes", type=int, default=50, help="instructions to evaluate; 0: the whole split")
+    p.add_argument(
+        "--episodes", type=whole_number(0), default=50, help="instructions to evaluate; 0: the whole split"
+    )
     p.add_argument(
         "--suite", type=Path, default=None, help="suite file (default: config/suites/<newest>.yaml)"
     )
@@ -341,7 +362,10 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--out", type=Path, default=Path("runs/eval"), help="output folder (default: runs/eval)")
     p.add_argument(
-        "--workers", type=int, default=1, help="simulator processes running episodes in parallel (default: 1)"
+        "--workers",
+        type=whole_number(1),
+        default=1,
+        help="simulator processes running episodes in parallel (default: 1)",
     )
     add_params_option(p)
     p.set_defaults(run=_run)

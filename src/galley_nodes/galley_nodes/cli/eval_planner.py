@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from galley_nodes.cli import whole_number
+
 __all__ = ["add_parser", "run_planner_eval"]
 
 
@@ -108,7 +110,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--splits", default="test,unseen", help="suite splits, comma-separated (default: test,unseen)"
     )
-    p.add_argument("--limit", type=int, default=0, help="at most this many instructions per split (0: all)")
+    p.add_argument(
+        "--limit", type=whole_number(0), default=0, help="at most this many instructions per split (0: all)"
+    )
     p.add_argument("--ablation", action="store_true", help="also the Table II ablation on the first split")
     p.add_argument("--blank-image", action="store_true", help="also EM with a blank image (does it look?)")
     p.add_argument("--weights", type=Path, default=None, help="galley: weights file (default: shipped)")

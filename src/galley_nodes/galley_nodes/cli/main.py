@@ -16,6 +16,7 @@ from galley_core.navigation.grid import MapFileError
 from galley_core.scene import SceneError
 from galley_core.tasks.grammar import PlanError
 from galley_core.tasks.suite import SuiteError
+from galley_nodes.cli import ArgumentParser
 from galley_nodes.cli.errors import UsageError
 from galley_nodes.params_file import ParameterError
 from galley_nodes.recording.staging import UnfinishedBagError
@@ -54,9 +55,7 @@ def _build_parser() -> argparse.ArgumentParser:
         train_planner,
     )
 
-    parser = argparse.ArgumentParser(
-        prog="galley", description="galley: language-guided kitchen mobile manipulation"
-    )
+    parser = ArgumentParser(prog="galley", description="galley: language-guided kitchen mobile manipulation")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in (
@@ -82,7 +81,10 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``galley`` console script; returns the exit status."""
-    args = _build_parser().parse_args(argv)
+    try:
+        args = _build_parser().parse_args(argv)
+    except SystemExit as exit_:  # --help (0) or a bad argument (2, its one line already printed)
+        return exit_.code if isinstance(exit_.code, int) else 2
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="[%(levelname)s] %(message)s",

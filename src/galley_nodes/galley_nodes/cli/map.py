@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from galley_nodes.cli import positive_number
 from galley_nodes.config_files import config_dirs
 
 __all__ = ["add_parser"]
@@ -27,5 +28,7 @@ def add_parser(sub: Any) -> None:
         "--scene", default="kitchen", help="scene name (config/scenes/<name>.yaml) or a scene file"
     )
     p.add_argument("--out", type=Path, default=Path("maps"), help="output folder (default: maps/)")
-    p.add_argument("--resolution", type=float, default=0.05, help="cell size in metres (default: 0.05)")
+    p.add_argument(
+        "--resolution", type=positive_number, default=0.05, help="cell size in metres (default: 0.05)"
+    )
     p.set_defaults(run=_run)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from galley_nodes.cli import seed_number
 from galley_nodes.config_files import config_dirs, default_params_files
 
 __all__ = ["add_parser", "planner_from_params"]
@@ -86,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("plan", help="plan an instruction: one step per line (or --json)")
     p.add_argument("instruction", help='e.g. "Move the bowl to the green zone."')
-    p.add_argument("--seed", type=int, default=None, help="render the top-down image of this episode")
+    p.add_argument("--seed", type=seed_number, default=None, help="render the top-down image of this episode")
     p.add_argument("--image", type=Path, default=None, help="top-down image (PNG) to plan on")
     p.add_argument(
         "--planner", default=None, help="backend: galley (default), openai, llama_cpp, transformers"

@@ -3,8 +3,16 @@
 The bag's messages are published at their recorded times on the host's clock (/clock follows the
 bag's stamps), and the chosen nodes (default: the monitor, with config/galley.yaml) run on them as
 they would live. The monitor's recorded outputs are left out so that only its new verdicts appear;
-they are printed, with the number of messages played per topic. Under ROS 2, ``ros2 bag play BAG``
-plays galley's bags (rosbag2, mcap or sqlite3, CDR, standard type names).
+they are printed, with the number of messages played per topic. The monitor's verdicts are its
+checks at the end of each step (``pass`` / ``FAIL`` on /monitor/events) and the abort that ends an
+episode (``ABORT`` on /episode/events); the executor's own events, which the bag plays on
+/episode/events too, are not verdicts and are not printed.
+
+The monitor does not watch the rate of a topic that the bag holds no message of (a ``galley run``
+without ``--video`` records the camera topics empty, and its monitor did not watch them either):
+judged on the replay, such a topic would abort every episode after one rate window. The command
+says which topics it leaves out. Under ROS 2, ``ros2 bag play BAG`` plays galley's bags (rosbag2,
+mcap or sqlite3, CDR, standard type names).
 """
 
 from __future__ import annotations
@@ -14,9 +22,27 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from galley_nodes.cli import existing_file, positive_number
+from galley_nodes.cli.overrides import monitor_rates
 from galley_nodes.config_files import default_params_files
+from galley_nodes.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
+from galley_nodes.registry import NODES
 
-__all__ = ["add_parser", "replay"]
+__all__ = ["KIND_NAMES", "add_parser", "replay"]
+
+#: galley_msgs/EpisodeEvent kinds as printed; the monitor's verdicts are pass, FAIL and ABORT.
+KIND_NAMES = {
+    STEP_STARTED: "start",
+    STEP_SUCCEEDED: "pass",
+    STEP_FAILED: "FAIL",
+    ABORT: "ABORT",
+    EPISODE_DONE: "done",
+}
+
+
+def kind_name(kind: int) -> str:
+    """The printed name of an EpisodeEvent kind (a kind from a newer galley_msgs: its number)."""
+    return KIND_NAMES.get(int(kind), f"kind {int(kind)}")
 
 
 def replay(
@@ -32,16 +58,21 @@ def replay(
     host = EmbeddedHost(params_files=params_files)
     verdicts: list[Any] = []
     listener = host.participant("galley_replay")
-    for topic in ("/episode/events", "/monitor/events"):
-        listener.create_subscription(
-            topic,
-            "galley_msgs/msg/EpisodeEvent",
-            lambda m: verdicts.append(m) if m.rule else None,
-            QoS(depth=1000),
-        )
+    # /monitor/events holds only the monitor's verdicts; on /episode/events its one kind is the
+    # ABORT, the executor publishes every other kind there (also with ``rule`` set).
+    listener.create_subscription(
+        "/monitor/events", "galley_msgs/msg/EpisodeEvent", verdicts.append, QoS(depth=1000)
+    )
+    listener.create_subscription(
+        "/episode/events",
+        "galley_msgs/msg/EpisodeEvent",
+        lambda m: verdicts.append(m) if int(m.kind) == ABORT else None,
+        QoS(depth=1000),
+    )
     player.start(host)
     for name in nodes:
-        host.add_node(load_node_class(name))
+        parameters = _recorded_rates(player, params_files, quiet) if name == "monitor" else {}
+        host.add_node(load_node_class(name), parameters=parameters)
 
     def progress(fraction: float) -> None:
         if not quiet:
@@ -55,11 +86,21 @@ def replay(
     if not quiet:
         total = sum(counts.values())
         print(f"\rreplayed {total} messages on {len(counts)} topics, {player.duration_s:.1f} s of bag time")
-        kinds = {1: "pass", 2: "FAIL", 3: "ABORT"}
+        print(f"the monitor's verdicts: {len(verdicts)}" if verdicts else "the monitor gave no verdict")
         for v in verdicts:
             t = v.header.stamp.sec + v.header.stamp.nanosec * 1e-9
-            print(f"  {t:8.2f} s  {kinds.get(v.kind, v.kind):5s} {v.rule}: {v.reason}")
+            print(f"  {t:8.2f} s  {kind_name(v.kind):5s} {v.rule}: {v.reason}")
     return verdicts
+
+
+def _recorded_rates(player: Any, params_files: list[Path], quiet: bool) -> dict[str, Any]:
+    """The monitor's rate_topics / rate_min_hz without the topics of which the bag holds no message."""
+    recorded = {c.topic for c in player.connections if c.msgcount > 0}
+    topics, rates = monitor_rates(params_files, lambda t: t in recorded)
+    left_out = monitor_rates(params_files, lambda t: t not in recorded)[0]
+    if left_out and not quiet:
+        print(f"note: the monitor does not watch the rate of {', '.join(left_out)}: the bag has none of them")
+    return {"rate_topics": topics, "rate_min_hz": rates}
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -84,17 +125,32 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _node_name(text: str) -> str:
+    """argparse type of --node: a galley node's name."""
+    if text not in NODES:
+        raise argparse.ArgumentTypeError(f"no galley node {text!r}; known nodes: {', '.join(sorted(NODES))}")
+    return text
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("replay", help="play a bag into the embedded host and run the monitor on it")
     p.add_argument("bag", type=Path, help="bag folder (rosbag2: metadata.yaml and .mcap/.db3 files)")
     p.add_argument(
         "--rate",
-        type=float,
+        type=positive_number,
         default=None,
         help="simulated seconds per wall second (default: as fast as possible)",
     )
-    p.add_argument("--node", action="append", help="node to run on the bag (repeatable; default: monitor)")
     p.add_argument(
-        "--params", action="append", type=Path, help="ROS 2 params file (default: config/galley.yaml)"
+        "--node",
+        action="append",
+        type=_node_name,
+        help="node to run on the bag (repeatable; default: monitor)",
+    )
+    p.add_argument(
+        "--params",
+        action="append",
+        type=existing_file,
+        help="ROS 2 params file (default: config/galley.yaml)",
     )
     p.set_defaults(run=_run)

@@ -18,27 +18,33 @@ executor and the recorder. The run shows progress per step and writes to ``--out
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
-from galley_core.config import config_from_values
 from galley_core.episode import sample_episode
 from galley_core.scene import Scene, load_scene, scene_path
 from galley_core.tasks.grammar import PlanError, parse_plan, validate_plan
 from galley_core.tasks.metrics import exact_match, motion_metrics
 from galley_core.tasks.suite import plan_for_instruction
 from galley_nodes import messages
-from galley_nodes.cli import add_params_option
+from galley_nodes.cli import add_params_option, seed_number
+from galley_nodes.cli.overrides import (
+    PRECEDENCE_HELP,
+    Resolved,
+    Setting,
+    monitor_rates,
+    resolve_settings,
+    shown_path,
+)
 from galley_nodes.cli.report import TopicLog, top_down_axes
 from galley_nodes.config_files import config_dirs, default_params_files, find_map
 from galley_nodes.embedded import EmbeddedHost
 from galley_nodes.msg_constants import ACTION_FAILED, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
-from galley_nodes.params_file import load_params_files, parameters_for
 from galley_nodes.qos import QoS
 from galley_nodes.registry import load_node_class
 
@@ -75,7 +81,7 @@ def resolve_plan(
     return [str(s) for s in plan], gold
 
 
-def build_host(
+def run_settings(
     scene_name: str,
     seed: int,
     *,
@@ -83,9 +89,85 @@ def build_host(
     cameras: bool,
     params: list[Path],
     policy: Path | None = None,
+    episode_from: str | None = None,
+) -> Resolved:
+    """The parameters ``galley run`` gives its nodes on top of the params files (module ``overrides``).
+
+    The command owns the episode (``--scene``, ``--seed``), the recorder's output (``--out``), a
+    policy's run and judging (``--policy``) and, where it needs them (``cameras``: ``--video``, a
+    policy, ``galley collect``), the cameras; a ``--params`` file's value wins over the scene's map, the
+    controller reading TF and the cameras being off. Without cameras, the monitor does not watch the
+    camera topics' rates (nothing publishes them). ``episode_from`` says where the scene and seed
+    come from in the notes (default: ``--scene`` and ``--seed``).
+    """
+    own, derive = partial(Setting, owned=True), Setting
+    scene_from = episode_from or f"--scene ({scene_name})"
+    settings = [
+        own("sim", "scene", scene_name, scene_from),
+        own("sim", "seed", seed, episode_from or f"--seed ({seed})"),
+        (own if cameras else derive)(
+            "sim",
+            "cameras_enabled",
+            cameras,
+            "this run's need of the cameras (--video, --policy)" if cameras else "--video being off",
+        ),
+        derive(
+            "map_server",
+            "yaml_filename",
+            str(find_map(scene_name)),
+            f"the scene's map {shown_path(find_map(scene_name))}",
+        ),
+        own("monitor", "scene", scene_name, scene_from),
+        own("task_planner", "scene", scene_name, scene_from),
+        own("task_executor", "scene", scene_name, scene_from),
+    ]
+    if out_dir is not None:
+        settings += [
+            own("recorder", "output_dir", str(out_dir), f"--out (this run's bag is {out_dir / 'bag'})"),
+            own("recorder", "bag_name", "bag", f"--out (this run's bag is {out_dir / 'bag'})"),
+        ]
+    if policy is None:
+        settings += [
+            derive("diff_drive_controller", "use_tf", True, "reading the base pose from TF (use_tf: true)"),
+            own("arm_controller", "scene", scene_name, scene_from),
+        ]
+    else:
+        settings += [
+            own("diffusion_policy", "run", str(policy), f"--policy ({policy})"),
+            own(
+                "task_executor",
+                "completion",
+                "criteria",
+                "--policy (a policy's steps are judged on ground truth)",
+            ),
+        ]
+    resolved = resolve_settings(settings, params)
+    if not resolved.values["sim", "cameras_enabled"]:
+        topics, rates = monitor_rates(
+            [*default_params_files(), *params], lambda t: not t.startswith("/camera/")
+        )
+        why = "the cameras being off (nothing publishes the camera topics; --video turns them on)"
+        resolved.add(
+            resolve_settings(
+                [own("monitor", "rate_topics", topics, why), own("monitor", "rate_min_hz", rates, why)],
+                params,
+            )
+        )
+    return resolved
+
+
+def build_host(
+    settings: Resolved,
+    *,
+    out_dir: Path | None,
+    params: list[Path],
+    policy: Path | None = None,
     planner: bool = True,
 ) -> EmbeddedHost:
     """Every node of the stack in one embedded host; the recorder first, so that it stops last.
+
+    ``settings`` (:func:`run_settings`) are the parameters the command gives the nodes on top of
+    config/galley.yaml and ``params``.
 
     Without ``planner`` (the plan is given) the graph has no ``task_planner``: its backend would
     start (and import torch) for nothing.
@@ -94,44 +176,26 @@ def build_host(
     the oracle (global planner, controller, arm controller) and the executor judges steps on ground
     truth as they go (``completion: criteria``).
     """
-    files = [*default_params_files(), *params]
-    host = EmbeddedHost(files)
+    host = EmbeddedHost([*default_params_files(), *params])
+
+    def add(name: str) -> None:
+        host.add_node(load_node_class(name), parameters=settings.parameters.get(name, {}))
+
     if out_dir is not None:
-        host.add_node(load_node_class("recorder"), parameters={"output_dir": str(out_dir), "bag_name": "bag"})
-    host.add_node(
-        load_node_class("sim"), parameters={"scene": scene_name, "seed": seed, "cameras_enabled": cameras}
-    )
-    host.add_node(load_node_class("map_server"), parameters={"yaml_filename": str(find_map(scene_name))})
+        add("recorder")
+    add("sim")
+    add("map_server")
     if policy is None:
-        host.add_node(load_node_class("global_planner"))
-        host.add_node(load_node_class("diff_drive_controller"), parameters={"use_tf": True})
-        host.add_node(load_node_class("arm_controller"), parameters={"scene": scene_name})
+        add("global_planner")
+        add("diff_drive_controller")
+        add("arm_controller")
     else:
-        host.add_node(load_node_class("diffusion_policy"), parameters={"run": str(policy)})
-    host.add_node(
-        load_node_class("monitor"), parameters={"scene": scene_name, **_monitor_rates(cameras, files)}
-    )
+        add("diffusion_policy")
+    add("monitor")
     if planner:
-        host.add_node(load_node_class("task_planner"), parameters={"scene": scene_name})
-    judge = {} if policy is None else {"completion": "criteria"}  # else as the params files say
-    host.add_node(load_node_class("task_executor"), parameters={"scene": scene_name, **judge})
+        add("task_planner")
+    add("task_executor")
     return host
-
-
-def _monitor_rates(cameras: bool, files: list[Path]) -> dict[str, Any]:
-    """Without cameras, the monitor must not watch the camera topics' rates (nothing publishes them)."""
-    if cameras:
-        return {}
-    monitor = load_node_class("monitor")
-    declared = [f.name for f in dataclasses.fields(monitor.Config)]
-    values = {k: v for k, (v, _) in parameters_for(load_params_files(files), "/monitor", declared).items()}
-    config = config_from_values(monitor.Config, {k: v for k, v in values.items() if k in declared})
-    keep = [
-        (t, r)
-        for t, r in zip(config.rate_topics, config.rate_min_hz, strict=True)
-        if not t.startswith("/camera/")
-    ]
-    return {"rate_topics": [t for t, _ in keep], "rate_min_hz": [r for _, r in keep]}
 
 
 def run_episode(
@@ -150,14 +214,17 @@ def run_episode(
 ) -> dict[str, Any]:
     """Run one episode and (with ``out_dir``) write its report; returns the episode summary.
 
-    The robot's cameras render when ``cameras`` says so (default: with ``video``; always with a
-    learned ``policy``, a training run that then replaces the oracle nodes). ``topdown`` says when
+    The robot's cameras render when the run needs them (``cameras``, ``video``, or a learned
+    ``policy``, a training run that then replaces the oracle nodes), else where a ``params`` file
+    sets ``sim.cameras_enabled`` (off by default). Values of a ``params`` file that the command
+    replaces, or that win over its own, are printed as notes with ``progress``
+    (:func:`run_settings`). ``topdown`` says when
     ``topdown.png`` is drawn: ``"always"``, or only for a ``"failed"`` episode (``galley collect``:
     the picture costs matplotlib about 0.25 s, and failures are what a person looks at).
     """
     if topdown not in ("always", "failed"):
         raise ValueError(f"topdown must be 'always' or 'failed', not {topdown!r}")
-    cameras = policy is not None or (video if cameras is None else cameras)
+    needed = policy is not None or video or bool(cameras)
     scene = load_scene(scene_path(scene_name, [d / "scenes" for d in config_dirs()]))
     plan, gold = resolve_plan(instruction, scene, seed, plan_text)
     if out_dir is not None:
@@ -166,15 +233,18 @@ def run_episode(
             raise EpisodeError(
                 f"{out_dir / 'bag'} exists already; choose another --out (nothing is overwritten)"
             )
-    host = build_host(
+    settings = run_settings(
         scene.name,
         seed,
         out_dir=out_dir,
-        cameras=cameras,
+        cameras=needed,
         params=params or [],
         policy=policy,
-        planner=plan is None,
     )
+    if progress:
+        for note in settings.notes:
+            print(note, flush=True)
+    host = build_host(settings, out_dir=out_dir, params=params or [], policy=policy, planner=plan is None)
     sim = host.node("sim").sim  # type: ignore[attr-defined]
     log = TopicLog(host, video=video, top_down=out_dir is not None)  # the picture is drawn only there
     results: list[Any] = []
@@ -373,9 +443,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("run", help="run one instruction on the built-in simulator, recorded, with a report")
+    p = sub.add_parser(
+        "run",
+        help="run one instruction on the built-in simulator, recorded, with a report",
+        description="Run one instruction on the built-in simulator, recorded, with a report. "
+        + PRECEDENCE_HELP,
+    )
     p.add_argument("instruction", help='e.g. "Move the bowl to the green zone"')
-    p.add_argument("--seed", type=int, default=0, help="episode seed (default: 0)")
+    p.add_argument("--seed", type=seed_number, default=0, help="episode seed (default: 0)")
     p.add_argument("--scene", default="kitchen", help="scene name (default: kitchen)")
     p.add_argument("--plan", default="", help='steps separated by ";" (default: ask the task_planner node)')
     p.add_argument("--out", type=Path, default=None, help="output folder (default: runs/run_<time>)")

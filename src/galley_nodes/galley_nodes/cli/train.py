@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from galley_nodes.cli import image_size
+from galley_nodes.cli import image_size, positive_number, seed_number, whole_number
 
 __all__ = ["add_parser"]
 
@@ -25,8 +26,6 @@ def _run(args: argparse.Namespace) -> int:
     from galley_nodes.cli.errors import UsageError
 
     data, run = Path(args.data), Path(args.out)
-    if args.workers < 1:
-        raise UsageError(f"--workers {args.workers}: at least 1")
     try:
         config = TrainConfig(
             size=args.size,
@@ -73,6 +72,13 @@ def _progress(step: int, steps: int, loss: float, seconds: float) -> None:
     print(f"  step {step}/{steps}  loss {loss:.4f}  {rate:.1f} steps/s  {left:.0f} s left", flush=True)
 
 
+def _device(text: str) -> str:
+    """argparse type of --device: checked before the dataset is built, which can take minutes."""
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not auto, cpu, cuda or cuda:N")
+    return text
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("train", help="train the diffusion policy on collected episodes (progress, resumable)")
     p.add_argument(
@@ -80,17 +86,22 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--out", type=Path, required=True, help="run folder (resumes when it has a checkpoint)")
     p.add_argument("--size", default="toy", help="network preset: toy (CPU, minutes), small, base (GPU)")
-    p.add_argument("--steps", type=int, default=2000, help="gradient steps in total (default: 2000)")
-    p.add_argument("--batch-size", type=int, default=64, help="windows per step (default: 64)")
-    p.add_argument("--lr", type=float, default=1e-4, help="learning rate (backbones: 10 %% of it)")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N (default: auto)")
-    p.add_argument("--checkpoint-every", type=int, default=500, help="steps between checkpoints")
-    p.add_argument("--eval-every", type=int, default=250, help="steps between validation losses")
+    p.add_argument(
+        "--steps", type=whole_number(1), default=2000, help="gradient steps in total (default: 2000)"
+    )
+    p.add_argument("--batch-size", type=whole_number(1), default=64, help="windows per step (default: 64)")
+    p.add_argument("--lr", type=positive_number, default=1e-4, help="learning rate (backbones: 10 %% of it)")
+    p.add_argument("--device", type=_device, default="auto", help="auto, cpu, cuda, cuda:N (default: auto)")
+    p.add_argument("--checkpoint-every", type=whole_number(1), default=500, help="steps between checkpoints")
+    p.add_argument("--eval-every", type=whole_number(1), default=250, help="steps between validation losses")
     p.add_argument(
         "--image-size", type=image_size, default=(96, 72), help="images resized to WxH (default: 96x72)"
     )
     p.add_argument(
-        "--workers", type=int, default=1, help="processes reading bags into the dataset (default: 1)"
+        "--workers",
+        type=whole_number(1),
+        default=1,
+        help="processes reading bags into the dataset (default: 1)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of initialisation and batches")
+    p.add_argument("--seed", type=seed_number, default=0, help="seed of initialisation and batches")
     p.set_defaults(run=_run)

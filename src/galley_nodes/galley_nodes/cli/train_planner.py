@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from galley_nodes.cli import seed_number, whole_number
 from galley_nodes.config_files import config_dirs
 
 __all__ = ["add_parser"]
@@ -35,8 +36,8 @@ def _run(args: argparse.Namespace) -> int:
             seed=args.seed,
             threads=args.threads,
         )
-    except ConfigError as err:
-        raise UsageError(str(err)) from None
+    except ConfigError as err:  # the options are the config's fields: name the option
+        raise UsageError(f"--{err.field} {err.value!r} is not allowed: {err.allowed}") from None
     out = args.out or DEFAULT_WEIGHTS
     record = train_planner(scene, suite, config=config, out=out, progress=lambda m: print(m, flush=True))
     print(
@@ -53,10 +54,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--suite", default="kitchen_v1", help="suite whose held-out parts are kept out of training"
     )
-    p.add_argument("--episodes", type=int, default=d["episodes"], help="distinct rendered episodes")
-    p.add_argument("--instructions", type=int, default=d["instructions"], help="training samples")
-    p.add_argument("--epochs", type=int, default=d["epochs"], help="passes over the samples")
-    p.add_argument("--seed", type=int, default=0, help="seed of data, initialisation and batch order")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
+    p.add_argument(
+        "--episodes", type=whole_number(10), default=d["episodes"], help="distinct rendered episodes"
+    )
+    p.add_argument(
+        "--instructions", type=whole_number(10), default=d["instructions"], help="training samples"
+    )
+    p.add_argument("--epochs", type=whole_number(1), default=d["epochs"], help="passes over the samples")
+    p.add_argument("--seed", type=seed_number, default=0, help="seed of data, initialisation and batch order")
+    p.add_argument("--threads", type=whole_number(1), default=1, help="torch CPU threads (default: 1)")
     p.add_argument("--out", type=Path, default=None, help="weights file (default: the shipped weights)")
     p.set_defaults(run=_run)
