@@ -13,6 +13,8 @@ import array
 import importlib.util
 import os
 import re
+import shutil
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -340,3 +342,28 @@ def test_use_sim_time_gives_a_node_the_clock_topics_time(ros):
     executor.shutdown()
     clock_node.destroy_node()
     assert source.now_ns() == 1234 * 1_000_000_000 + 5
+
+
+# -- the launch file under a full ROS 2 ----------------------------------------------------------
+
+
+def test_kitchen_sim_launches_records_and_reports_a_failed_step():
+    """launch_kitchen_sim.py through the launch_testing runner (minutes; a full ROS 2 only)."""
+    launch_test = shutil.which("launch_test")
+    if launch_test is None:
+        pytest.skip("launch_test is not installed (ros-<distro>-launch-testing-ros; not in PyPI's wheels)")
+    for module in ("launch_testing_ros", "tf2_ros", "galley_msgs.msg"):
+        pytest.importorskip(module, reason=f"{module} is not importable (a full ROS 2 and colcon build)")
+    try:
+        get_package_prefix = importlib.import_module("ament_index_python.packages").get_package_prefix
+        get_package_prefix("galley_nodes")
+    except (ImportError, LookupError) as err:
+        pytest.skip(f"galley_nodes is not installed in a sourced colcon workspace ({err})")
+    run = subprocess.run(
+        [launch_test, str(REPO / "test" / "galley_nodes" / "launch_kitchen_sim.py")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-6000:]
