@@ -33,6 +33,7 @@ rclpy = pytest.importorskip("rclpy", reason="rclpy is not importable: ROS 2 is n
 
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from rosbags.rosbag2 import Reader  # noqa: E402
 
 from galley_core.config import Config, describe_fields, param  # noqa: E402
@@ -213,7 +214,7 @@ def test_every_launched_nodes_parameters_are_the_embedded_hosts_from_the_shipped
             assert ros_node.get_parameter(info_name).type_ != Parameter.Type.BYTE_ARRAY, info_name
 
 
-@pytest.mark.parametrize("name", LAUNCHED)
+@pytest.mark.parametrize("name", [n for n in LAUNCHED if n != "diffusion_policy"])  # only with policy:=
 def test_every_launched_node_whose_messages_exist_starts_with_the_shipped_config(ros, name, tmp_path):
     _, make = ros
     node_cls = load_node_class(name)
@@ -221,9 +222,14 @@ def test_every_launched_node_whose_messages_exist_starts_with_the_shipped_config
         pytest.skip(missing)
     overrides = {"output_dir": str(tmp_path), "yaml_filename": str(REPO / "maps" / "kitchen.yaml")}
     declared = {info.name for info in describe_fields(node_cls.Config)}
-    ros_node, node = make(
-        node_cls, **with_shipped_config(**{k: v for k, v in overrides.items() if k in declared})
-    )
+    try:
+        ros_node, node = make(
+            node_cls, **with_shipped_config(**{k: v for k, v in overrides.items() if k in declared})
+        )
+    except RuntimeError as err:
+        if "tf2_ros is not installed" not in str(err):
+            raise
+        pytest.skip(str(err))  # the simulator broadcasts static transforms as it starts
     assert ros_node.get_name() == name and isinstance(node, node_cls)
     node.on_shutdown()
 
@@ -262,6 +268,37 @@ def test_a_recorders_parameters_are_set_and_an_invalid_set_is_rejected(ros, tmp_
     assert not rejected.successful and "storage" in rejected.reason and "mcap" in rejected.reason
     assert recorder.config.storage == "mcap"
     recorder.on_shutdown()
+
+
+def test_the_task_executor_publishes_a_failed_result_for_a_failed_step(ros):
+    """The failure path over DDS (the success path needs TF: a full ROS 2, the launch test)."""
+    context, make = ros
+    node_cls = load_node_class("task_executor")
+    if (missing := missing_message_package(node_cls)) is not None:
+        pytest.skip(missing)
+    executor_ros, _ = make(node_cls, **with_shipped_config(step_time_limit_s=1.0))
+    probe = rclpy.node.Node("probe", context=context)
+    latched = QoSProfile(
+        depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+    )
+    results: list[Any] = []
+    backend = messages.backend()
+    probe.create_subscription(
+        backend.get_class("galley_msgs/msg/EpisodeResult"), "/task/result", results.append, latched
+    )
+    plans = probe.create_publisher(backend.get_class("galley_msgs/msg/TaskPlan"), "/task/plan", latched)
+    plans.publish(messages.new("galley_msgs/msg/TaskPlan", instruction="go", steps=["move to the blue zone"]))
+    executor = SingleThreadedExecutor(context=context)
+    for n in (executor_ros, probe):
+        executor.add_node(n)
+    end = time.monotonic() + 10.0
+    while time.monotonic() < end and not results:
+        executor.spin_once(timeout_sec=0.05)
+    executor.shutdown()
+    probe.destroy_node()
+    assert results, "no /task/result"
+    assert not results[-1].success and list(results[-1].step_success) == [False]
+    assert "exceeded the 1 s step time limit" in results[-1].step_reason[0]
 
 
 # -- byte fields, logger severities, simulated time ---------------------------------------------
