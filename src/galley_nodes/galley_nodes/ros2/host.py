@@ -9,8 +9,8 @@
 * validates parameter updates before accepting them (``add_on_set_parameters_callback``) and hands
   the new configuration to the node after they are set (``add_post_set_parameters_callback`` on
   Jazzy; on Humble, which lacks it, right after validation);
-* creates the declared publishers, subscriptions (message classes by type name through
-  ``rosidl_runtime_py``) and timers (on the node clock, so ``use_sim_time`` gives simulated time);
+* creates the declared publishers, subscriptions (message classes by type name, from
+  ``<package>.msg``) and timers (on the node clock, so ``use_sim_time`` gives simulated time);
 * gives TF through ``tf2_ros`` (Buffer, TransformListener, (Static)TransformBroadcaster);
 * gives the node rclpy's logger wrapped in :class:`galley_nodes.node.PerSeverityLogger`, so that no
   node trips rclpy's rule against one call site logging at two severities;
