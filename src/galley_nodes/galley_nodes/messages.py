@@ -1,4 +1,4 @@
-"""ROS message classes for the process: rosbags classes (embedded host) or rclpy classes (ROS 2 host).
+r"""ROS message classes for the process: rosbags classes (embedded host) or rclpy classes (ROS 2 host).
 
 Nodes build messages with :func:`new`; which classes it returns depends on the backend the host
 installed with :func:`use_backend`. The default is the embedded backend,
@@ -12,6 +12,12 @@ Two differences between rosbags and rclpy classes are bridged by the backends, o
   every field with its ROS default, recursively, like an rclpy constructor does;
 * numeric sequences are numpy arrays in rosbags and ``array.array`` (unbounded) or numpy (fixed
   size) in rclpy; ``new`` converts what it is given (lists, arrays, numpy scalars) to the backend's form.
+
+A third difference is in what nodes *read*: a ``byte`` field (``octet`` in IDL; among the types
+galley's nodes use, only ``diagnostic_msgs/msg/DiagnosticStatus.level``) is a one-byte ``bytes``
+in rclpy (``b'\x02'``) and an ``int`` in rosbags. rclpy's setters accept only ``bytes`` there, so a
+received message cannot be rewritten into ints; nodes read such fields with :func:`byte_value`,
+which gives the ``int`` in both hosts (``int(b'\x02')`` raises). ``new`` takes either form.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ __all__ = [
     "MessageBackend",
     "MessageError",
     "backend",
+    "byte_value",
     "message_class",
     "new",
     "time_msg",
@@ -107,3 +114,19 @@ def time_msg(time_ns: int) -> Any:
 def time_ns_from_msg(stamp: Any) -> int:
     """Integer nanoseconds of a ``builtin_interfaces/msg/Time``."""
     return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def byte_value(value: Any) -> int:
+    """The integer of a ``byte`` field: rclpy gives a one-byte ``bytes``, rosbags an ``int``.
+
+    Raises:
+        MessageError: ``value`` is neither an integer in 0..255 nor a single byte.
+    """
+    if isinstance(value, (bytes, bytearray)):
+        if len(value) != 1:
+            raise MessageError(f"a byte field holds one byte, got {bytes(value)!r}")
+        return value[0]
+    number = int(value)
+    if not 0 <= number <= 255:
+        raise MessageError(f"a byte field holds 0..255, got {number}")
+    return number

@@ -52,6 +52,7 @@ __all__ = [
     "NoConfig",
     "Node",
     "NodeHost",
+    "PerSeverityLogger",
     "Publishes",
     "Subscribes",
     "Timer",
@@ -116,6 +117,31 @@ class Logger(Protocol):
     def info(self, message: str) -> Any: ...
     def warning(self, message: str) -> Any: ...
     def error(self, message: str) -> Any: ...
+
+
+class PerSeverityLogger:
+    """A logger that makes each severity's calls from a call site of its own.
+
+    rclpy's logger keys its state on the line that calls it and raises ``ValueError: Logger
+    severity cannot be changed between calls`` when one line logs at two severities
+    (``(log.info if ok else log.warning)(text)``). The ROS 2 host wraps rclpy's logger in this
+    class, so every node is safe from that rule: rclpy sees the four lines below, one per severity.
+    """
+
+    def __init__(self, logger: Logger) -> None:
+        self._logger = logger
+
+    def debug(self, message: str) -> None:
+        self._logger.debug(message)
+
+    def info(self, message: str) -> None:
+        self._logger.info(message)
+
+    def warning(self, message: str) -> None:
+        self._logger.warning(message)
+
+    def error(self, message: str) -> None:
+        self._logger.error(message)
 
 
 class TimerHandle(Protocol):

@@ -15,6 +15,11 @@ A file maps node names to parameters::
 Node keys may hold wildcards: ``*`` matches one name token, ``**`` any number of them. Several
 files are layered in order, and entries within a file in order: a later value wins. Nested
 dictionaries under ``ros__parameters`` become dotted names (``a: {b: 1}`` is ``a.b``).
+
+An empty list (``topics: []``) carries no element type, and rcl's parser gives ROS 2 nodes such a
+parameter unset (rclpy's value None; a known limitation of rcl's YAML parser). Both hosts
+therefore read an unset value (YAML ``[]`` under ROS 2, ``null`` or ``~`` in either host) of a
+field declared as a list as that empty list: :func:`unset_lists_as_empty`.
 """
 
 from __future__ import annotations
@@ -25,10 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from galley_core.config import Config, ConfigError, config_from_values
+from galley_core.config import Config, ConfigError, config_from_values, describe_fields
 from galley_core.files import read_yaml
 
-__all__ = ["ParameterError", "ParamsEntry", "config_for_node", "load_params_files", "parameters_for"]
+__all__ = [
+    "ParameterError",
+    "ParamsEntry",
+    "config_for_node",
+    "load_params_files",
+    "parameters_for",
+    "unset_lists_as_empty",
+]
 
 #: Parameters every ROS node accepts; they configure the host, not the node.
 HOST_PARAMETERS = frozenset({"use_sim_time"})
@@ -145,7 +157,9 @@ def config_for_node(
     Raises:
         ParameterError: naming the node, the parameter, its source and what is allowed.
     """
-    plain = {k: v for k, (v, _) in values.items() if k not in HOST_PARAMETERS}
+    plain = unset_lists_as_empty(
+        config_cls, {k: v for k, (v, _) in values.items() if k not in HOST_PARAMETERS}
+    )
     try:
         return config_from_values(config_cls, plain)
     except ConfigError as err:
@@ -154,3 +168,14 @@ def config_for_node(
             f"node {node_name!r}: parameter {err.field!r} = {value!r} is not allowed: {err.allowed} "
             f"(set in {source})"
         ) from None
+
+
+def unset_lists_as_empty(config_cls: type[Config], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with None replaced by ``()`` for the fields ``config_cls`` declares as lists.
+
+    rcl parses ``key: []`` in a params file to an unset parameter (None in rclpy), since an empty
+    YAML list has no element type; the node's configuration says which list was meant. A None for
+    any other field is left for validation to reject.
+    """
+    lists = {info.name for info in describe_fields(config_cls) if info.is_array}
+    return {k: (() if v is None and k in lists else v) for k, v in values.items()}

@@ -19,7 +19,7 @@ from rosbags.interfaces import Nodetype
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
-from galley_nodes.messages import MessageError, type_name_of
+from galley_nodes.messages import MessageError, byte_value, type_name_of
 
 __all__ = [
     "RosbagsMessages",
@@ -171,7 +171,8 @@ class RosbagsMessages:
             nested = self.factory(spec)  # message types do not nest recursively
             return lambda value: nested(value) if isinstance(value, dict) else value
         if kind == Nodetype.BASE:
-            return None
+            # A byte field may be given as rclpy holds it (b"\x02"): rosbags holds the int.
+            return byte_value if spec[0] == "byte" else None
         (sub_kind, sub_spec), length = spec
         fixed = kind == Nodetype.ARRAY
         if sub_kind == Nodetype.BASE and sub_spec[0] not in _STRING_TYPES:

@@ -32,6 +32,7 @@ from galley_core.monitoring import EpisodeMonitor, Verdict, WorldState
 from galley_core.monitoring.monitor import MONITOR_CONFIG_PARTS, combine_configs, config_part
 from galley_core.scene import load_scene, scene_path
 from galley_core.tf_tree import TransformError
+from galley_nodes import messages
 from galley_nodes.config_files import config_dirs
 from galley_nodes.conversions import diagnostic_array_msg, pose2d_from_pose_msg, transform_from_msg
 from galley_nodes.msg_constants import (
@@ -109,7 +110,7 @@ class MonitorNode(Node):
             self._report(self.monitor.episode_done(now))
 
     def on_preflight(self, msg: Any) -> None:
-        ok = all(int(s.level) == 0 for s in msg.status)
+        ok = all(messages.byte_value(s.level) == 0 for s in msg.status)
         text = "; ".join(str(s.message) for s in msg.status) or "empty preflight report"
         self._report(self.monitor.preflight(ok, text, self.now_ns()))
 

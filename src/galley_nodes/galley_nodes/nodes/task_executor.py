@@ -273,12 +273,12 @@ class TaskExecutorNode(Node):
         if not success and not runner.stopped and step is not None:
             self._teleport_after(step)
         self._event(STEP_SUCCEEDED if success else STEP_FAILED, step, reason)
-        level = self.log.info if success else self.log.warning
-        level(
+        text = (
             f"step {len(runner.results)}/{len(runner.plan)} {result.step!r}: "
             f"{'succeeded' if success else 'failed'} in {result.duration_s:.1f} s"
             + (f" ({reason})" if reason else "")
         )
+        self.log.info(text) if success else self.log.warning(text)  # one call site per severity (rclpy)
         self._begin()
 
     def _teleport_after(self, step: Step) -> None:

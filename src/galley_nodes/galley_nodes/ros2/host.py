@@ -9,10 +9,21 @@
 * validates parameter updates before accepting them (``add_on_set_parameters_callback``) and hands
   the new configuration to the node after they are set (``add_post_set_parameters_callback`` on
   Jazzy; on Humble, which lacks it, right after validation);
-* creates the declared publishers, subscriptions (message classes by type name through
-  ``rosidl_runtime_py``) and timers (on the node clock, so ``use_sim_time`` gives simulated time);
+* creates the declared publishers, subscriptions (message classes by type name, from
+  ``<package>.msg``) and timers (on the node clock, so ``use_sim_time`` gives simulated time);
 * gives TF through ``tf2_ros`` (Buffer, TransformListener, (Static)TransformBroadcaster);
+* gives the node rclpy's logger wrapped in :class:`galley_nodes.node.PerSeverityLogger`, so that no
+  node trips rclpy's rule against one call site logging at two severities;
 * spins until Ctrl-C or shutdown, then calls the node's ``on_shutdown``.
+
+Where rclpy's parameters differ from the embedded host's, the host bridges them: a list parameter
+left unset by the params file (``key_objects: []``, which rcl cannot type) is the empty list of the
+node's configuration, and is set on the ROS node as a typed empty array.
+
+tf2_ros is optional here: PyPI's ROS 2 wheels (``ros-jazzy-rclpy``), which CI installs, have none.
+Without it, nodes are created and run, transform look-ups raise ``TransformError`` (as before the
+first transform arrives) and broadcasting a transform raises ``RuntimeError``; a full ROS 2 install
+always has tf2_ros.
 
 This module imports rclpy at import time; nothing else in galley does.
 """
@@ -25,7 +36,6 @@ from typing import Any, TypeVar
 
 import rclpy
 import rclpy.node
-import tf2_ros
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.duration import Duration
 from rclpy.executors import ExternalShutdownException
@@ -36,10 +46,24 @@ from rclpy.time import Time
 from galley_core.config import ConfigError, config_from_values, describe_fields
 from galley_core.tf_tree import TransformError
 from galley_nodes import messages
-from galley_nodes.node import Node, NodeHost
-from galley_nodes.params_file import ParameterError
+from galley_nodes.node import Node, NodeHost, PerSeverityLogger
+from galley_nodes.params_file import ParameterError, unset_lists_as_empty
 from galley_nodes.qos import QoS
 from galley_nodes.ros2.messages import RclpyMessages
+
+try:  # optional: the PyPI wheels of rclpy come without tf2_ros (see the module docstring)
+    import tf2_ros
+except ImportError:
+    tf2_ros = None
+
+#: The typed empty array of a list parameter, by element type.
+_ARRAY_TYPES = {
+    bool: Parameter.Type.BOOL_ARRAY,
+    int: Parameter.Type.INTEGER_ARRAY,
+    float: Parameter.Type.DOUBLE_ARRAY,
+    str: Parameter.Type.STRING_ARRAY,
+}
+_NO_TF2 = "tf2_ros is not installed (install ros-<distro>-tf2-ros, part of every ROS 2 desktop install)"
 
 N = TypeVar("N", bound=Node)
 
@@ -68,10 +92,13 @@ class RclpyNodeHost(NodeHost):
     def __init__(self, node: rclpy.node.Node, *, uses_tf: bool) -> None:
         self.node = node
         self.fully_qualified_name = node.get_fully_qualified_name()
-        self.logger = node.get_logger()
-        self._buffer: tf2_ros.Buffer | None = None
-        self._listener: tf2_ros.TransformListener | None = None
-        if uses_tf:
+        self.logger = PerSeverityLogger(node.get_logger())
+        self._uses_tf = uses_tf
+        self._buffer: Any = None
+        self._listener: Any = None
+        if uses_tf and tf2_ros is None:
+            self.logger.warning(f"{_NO_TF2}: transform look-ups will fail")
+        elif uses_tf:
             self._buffer = tf2_ros.Buffer(node=node)
             self._listener = tf2_ros.TransformListener(self._buffer, node)
         self._broadcasters: dict[bool, Any] = {}
@@ -93,6 +120,8 @@ class RclpyNodeHost(NodeHost):
         return self.node.create_timer(period_s, callback)
 
     def lookup_transform(self, target: str, source: str, time_ns: int | None = None) -> Any:
+        if self._uses_tf and tf2_ros is None:
+            raise TransformError(f"{target} <- {source}: {_NO_TF2}")
         if self._buffer is None:
             raise TransformError(
                 f"node {self.fully_qualified_name} looks up transforms, but its class does not set "
@@ -107,6 +136,8 @@ class RclpyNodeHost(NodeHost):
     def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
         broadcaster = self._broadcasters.get(static)
         if broadcaster is None:
+            if tf2_ros is None:
+                raise RuntimeError(f"node {self.fully_qualified_name} broadcasts transforms, but {_NO_TF2}")
             cls = tf2_ros.StaticTransformBroadcaster if static else tf2_ros.TransformBroadcaster
             broadcaster = self._broadcasters[static] = cls(self.node)
         broadcaster.sendTransform(list(transforms))
@@ -142,12 +173,18 @@ class _Parameters:
             default = list(info.default) if info.is_array else info.default
             param = self.node.declare_parameter(name, default, descriptor)
             values[name] = param.value
+            if info.is_array and not param.value:
+                # Unset (`[]` in a params file) or an empty default, which rclpy types as a byte
+                # array: give it the element type the configuration declares.
+                self.node.set_parameters([Parameter(name, _ARRAY_TYPES[info.scalar_type], [])])
         self._declaring = False
-        return config_from_values(self.config_cls, values)
+        return config_from_values(self.config_cls, unset_lists_as_empty(self.config_cls, values))
 
     def _candidate(self, params: list[Parameter]) -> Any:
         assert self.galley_node is not None
-        ours = {p.name: p.value for p in params if p.name in self.fields}
+        ours = unset_lists_as_empty(
+            self.config_cls, {p.name: p.value for p in params if p.name in self.fields}
+        )
         return config_from_values(self.config_cls, ours, base=self.galley_node.config) if ours else None
 
     def _validate(self, params: list[Parameter]) -> SetParametersResult:

@@ -2,19 +2,25 @@
 
 rclpy's generated setters are strict: ``float64`` fields take only Python floats, unbounded
 numeric sequences take lists or ``array.array`` of the right typecode (not numpy arrays), fixed
-arrays take numpy arrays of the right dtype. :class:`RclpyMessages` converts what nodes pass
-(numpy scalars and arrays, dicts for nested messages) into those forms, once per field.
+arrays take numpy arrays of the right dtype, ``byte`` fields take one-byte ``bytes``.
+:class:`RclpyMessages` converts what nodes pass (numpy scalars and arrays, ints for bytes, dicts for
+nested messages) into those forms, once per field.
+
+Classes are found by importing ``<package>.msg``, as ``rosidl_runtime_py.get_message`` does (PyPI's
+ROS 2 wheels have no rosidl_runtime_py).
 """
 
 from __future__ import annotations
 
 import array
+import importlib
 import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from rosidl_runtime_py.utilities import get_message
+
+from galley_nodes import messages
 
 __all__ = ["RclpyMessages"]
 
@@ -40,10 +46,15 @@ class RclpyMessages:
     def get_class(self, type_name: str) -> type:
         cls = self._classes.get(type_name)
         if cls is None:
+            package, kind, name = [*type_name.split("/"), "", ""][:3]
+            if kind != "msg" or not package or not name:
+                raise TypeError(f"message type {type_name!r} is not of the form 'package/msg/Name'")
             try:
-                cls = self._classes[type_name] = get_message(type_name)
-            except (AttributeError, ModuleNotFoundError, ValueError) as err:
-                raise TypeError(f"unknown message type {type_name!r}: {err}") from None
+                cls = self._classes[type_name] = getattr(importlib.import_module(f"{package}.msg"), name)
+            except (AttributeError, ModuleNotFoundError) as err:
+                raise TypeError(
+                    f"unknown message type {type_name!r}: {err} (is the package built and sourced?)"
+                ) from None
         return cls
 
     def new(self, type_name: str, /, **fields: Any) -> Any:
@@ -90,6 +101,6 @@ class RclpyMessages:
         if isinstance(default, np.ndarray):
             dtype = default.dtype
             return lambda v: np.asarray(v, dtype=dtype)
-        if isinstance(default, bytes):
-            return lambda v: bytes(np.asarray(v, dtype=np.uint8)) if not isinstance(v, bytes) else v
+        if isinstance(default, bytes):  # a byte field: an int (as rosbags holds it) or one byte
+            return lambda v: v if isinstance(v, bytes) else bytes([messages.byte_value(v)])
         return lambda v: v

@@ -1,0 +1,193 @@
+"""launch_testing: kitchen_sim.launch.py under a full ROS 2, headless, recording (issue 20).
+
+Needs a sourced ROS 2 Humble or Jazzy with launch_testing_ros, tf2_ros and rosbag2, and this
+workspace built (``colcon build && source install/setup.bash``). Run it with::
+
+    launch_test test/galley_nodes/launch_kitchen_sim.py
+
+``test_ros2_host.py`` runs it so, and skips it with the reason where any of that is missing (pytest
+does not collect this file itself: its tests need the launch the launch_testing runner starts).
+
+It starts every node of kitchen_sim.launch.py with the shipped config/galley.yaml (``key_objects:
+[]`` and the recorder's empty lists included; only the recorder's output folder changes) and
+``record:=true``, then checks that every node is alive, that an instruction is planned and
+executed to a successful /task/result while the monitor publishes /diagnostics, that a step which
+cannot succeed (placing a bowl the gripper does not hold) yields a failed /task/result with its
+reason and the monitor's abort, with the task executor still alive, and after shutdown that every
+process exited cleanly and the bag holds every topic seen in the graph.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import launch
+import launch_testing.actions
+import launch_testing.asserts
+import pytest
+import rclpy
+import yaml
+from diagnostic_msgs.msg import DiagnosticArray
+from galley_msgs.msg import EpisodeEvent, EpisodeResult, TaskPlan
+from launch.actions import IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch_testing_ros import WaitForTopics
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosbags.rosbag2 import Reader
+from std_msgs.msg import String
+
+REPO = Path(__file__).resolve().parents[2]
+OUT = Path(tempfile.mkdtemp(prefix="galley_launch_test_"))
+BAG = OUT / "bag"
+#: Every node the launch file starts without policy:= and rviz:=.
+NODES = {
+    "sim",
+    "scene_markers",
+    "map_server",
+    "global_planner",
+    "diff_drive_controller",
+    "arm_controller",
+    "monitor",
+    "task_planner",
+    "task_executor",
+    "recorder",
+}
+INSTRUCTION = "Move the bowl to the green zone"  # README's example: 4 steps on seed 0
+ABORT = 3  # galley_msgs/msg/EpisodeEvent ABORT
+LATCHED = QoSProfile(
+    depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+)
+SEEN: dict[str, Any] = {}  # topics seen in the graph while running, for the post-shutdown check
+
+
+def params_file() -> Path:
+    """config/galley.yaml with the recorder writing to this test's folder, everything else as shipped."""
+    params = yaml.safe_load((REPO / "config" / "galley.yaml").read_text())
+    params["recorder"]["ros__parameters"].update(output_dir=str(OUT), bag_name=BAG.name)
+    path = OUT / "galley.yaml"
+    path.write_text(yaml.safe_dump(params))  # keeps `key_objects: []`, which rcl reads as unset
+    return path
+
+
+@pytest.mark.launch_test
+def generate_test_description() -> launch.LaunchDescription:
+    kitchen = IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(str(REPO / "launch" / "kitchen_sim.launch.py")),
+        launch_arguments={"record": "true", "rviz": "false", "params_file": str(params_file())}.items(),
+    )
+    return launch.LaunchDescription([kitchen, launch_testing.actions.ReadyToTest()])
+
+
+class Probe:
+    """An rclpy node of the test's own: sends instructions and plans, collects what comes back."""
+
+    def __init__(self) -> None:
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node("launch_test_probe", context=self.context)
+        self.results: list[Any] = []
+        self.events: list[Any] = []
+        self.diagnostics: list[Any] = []
+        self.node.create_subscription(EpisodeResult, "/task/result", self.results.append, LATCHED)
+        self.node.create_subscription(EpisodeEvent, "/episode/events", self.events.append, 100)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 10)
+        self.instruction = self.node.create_publisher(String, "/task/instruction", 10)
+        self.plan = self.node.create_publisher(TaskPlan, "/task/plan", LATCHED)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+
+    def spin_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            if done():
+                return True
+            self.executor.spin_once(timeout_sec=0.1)
+        return done()
+
+    def node_names(self) -> set[str]:
+        return set(self.node.get_node_names())
+
+    def result_for(self, instruction: str) -> Any:
+        return next((r for r in reversed(self.results) if r.instruction == instruction), None)
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+class TestKitchenSim(unittest.TestCase):
+    probe: Probe
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.probe = Probe()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.probe.close()
+
+    def test_1_every_node_starts_with_the_shipped_config(self) -> None:
+        self.probe.spin_until(lambda: self.probe.node_names() >= NODES, 90.0)
+        self.assertEqual(NODES - self.probe.node_names(), set())
+
+    def test_2_an_instruction_is_planned_executed_and_monitored(self) -> None:
+        probe = self.probe
+        self.assertTrue(probe.spin_until(lambda: probe.instruction.get_subscription_count() > 0, 30.0))
+        probe.instruction.publish(String(data=INSTRUCTION))
+        self.assertTrue(probe.spin_until(lambda: probe.result_for(INSTRUCTION) is not None, 400.0))
+        result = probe.result_for(INSTRUCTION)
+        self.assertTrue(result.success, list(result.step_reason))
+        self.assertEqual(len(result.step_success), len(result.plan))
+        waiter = WaitForTopics([("/diagnostics", DiagnosticArray)], timeout=10.0)
+        try:
+            self.assertTrue(waiter.wait())
+        finally:
+            waiter.shutdown()
+        names = {s.name for d in probe.diagnostics for s in d.status}
+        self.assertTrue(any(n.startswith("monitor: ") for n in names), sorted(names))
+        SEEN["topics"] = {name for name, _ in probe.node.get_topic_names_and_types()}
+        self.assertEqual(NODES - probe.node_names(), set())
+
+    def test_3_a_step_that_cannot_succeed_gives_a_failed_result_with_its_reason(self) -> None:
+        probe = self.probe
+        instruction = "place what the gripper does not hold"
+        probe.plan.publish(TaskPlan(instruction=instruction, steps=["place the bowl"]))
+        self.assertTrue(probe.spin_until(lambda: probe.result_for(instruction) is not None, 60.0))
+        result = probe.result_for(instruction)
+        self.assertFalse(result.success)
+        self.assertIn("pick 'bowl' first", result.step_reason[0])
+        aborts = [e for e in probe.events if e.kind == ABORT and e.rule and e.step == "place the bowl"]
+        self.assertTrue(aborts, "the monitor published no abort")
+        self.assertIn("'place the bowl' failed", aborts[-1].reason)
+        self.assertIn("task_executor", probe.node_names())  # a failed step no longer kills it
+
+
+@launch_testing.post_shutdown_test()
+class TestAfterShutdown(unittest.TestCase):
+    def test_every_process_exited_cleanly(self, proc_info: Any) -> None:
+        # 0 after Ctrl-C (SIGINT); a bad parameter exits 2, a crash 1.
+        launch_testing.asserts.assertExitCodes(proc_info, allowable_exit_codes=[0, -2, -15])
+
+    def test_the_bag_holds_every_topic(self) -> None:
+        self.assertIn("topics", SEEN, "the instruction test did not get as far as listing the topics")
+        with Reader(BAG) as reader:
+            recorded = {c.topic for c in reader.connections}
+            counts = {c.topic: c.msgcount for c in reader.connections}
+        self.assertEqual(SEEN["topics"] - recorded, set())
+        self.assertGreater(counts["/diagnostics"], 0)
+        self.assertGreater(counts["/task/result"], 0)
+        ros2 = shutil.which("ros2")
+        if ros2 is not None:
+            info = subprocess.run(
+                [ros2, "bag", "info", str(BAG)], check=False, capture_output=True, text=True, timeout=60
+            )
+            self.assertEqual(info.returncode, 0, info.stderr)
