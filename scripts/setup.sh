@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Set up galley without ROS 2: a virtual environment in .venv with the pinned dependencies and
 # galley's packages (galley_core and galley_nodes editable, galley_msgs' .msg files installed).
-# Safe to run again. Needs Python 3.10+ with venv (PYTHON=... to choose the interpreter).
+# Safe to run again. Needs Python 3.11+ with venv (mujoco 4 has no Python 3.10 build) (PYTHON=... to choose the interpreter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
-if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
-    echo "setup: galley needs Python 3.10 or newer; '$PYTHON' is $("$PYTHON" --version 2>&1 || echo missing)." >&2
-    echo "setup: fix: install Python 3.10+ and run PYTHON=/path/to/python3 scripts/setup.sh" >&2
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    echo "setup: galley needs Python 3.11 or newer (mujoco 4.0 has no build for older ones); '$PYTHON' is $("$PYTHON" --version 2>&1 || echo missing)." >&2
+    echo "setup: fix: install Python 3.11+ and run PYTHON=/path/to/python3 scripts/setup.sh" >&2
     exit 2
 fi
 if [ ! -x .venv/bin/python ]; then
