@@ -127,3 +127,17 @@ def test_the_recorder_refuses_to_start_on_a_nearly_full_disk(tmp_path):
     with pytest.raises(DiskSpaceError, match=r"refuses to start: only \d+ MB free .*min_free_disk_mb"):
         host.add_node(RecorderNode, parameters={"output_dir": str(tmp_path), "min_free_disk_mb": 1e12})
     assert list(tmp_path.iterdir()) == []  # no bag folder started
+
+
+def test_every_topic_a_galley_node_latches_is_recorded_latched():
+    """Under DDS a recorder that subscribes volatile to a latched topic misses what was sent before it."""
+    from galley_nodes.nodes.recorder import RecorderConfig
+    from galley_nodes.registry import NODES, load_node_class
+
+    latched = {
+        "/" + p.topic.lstrip("/")
+        for name in NODES
+        for p in load_node_class(name).publishes
+        if p.qos.durability == "transient_local"
+    }
+    assert latched <= set(RecorderConfig().latched_topics), latched - set(RecorderConfig().latched_topics)

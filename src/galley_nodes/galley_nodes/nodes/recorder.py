@@ -50,6 +50,10 @@ _LATCHED = (
     "/planner/status",
     "/planner/inflated_map",
     "/trajectory",
+    "/markers",
+    "/arm/status",
+    "/task/plan",
+    "/task_planner/status",
 )
 
 
