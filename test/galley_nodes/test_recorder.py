@@ -19,8 +19,9 @@ from rosbags.rosbag2 import Reader
 
 from galley_nodes.embedded import EmbeddedHost
 from galley_nodes.embedded.rosbags_messages import deserialize
-from galley_nodes.nodes.recorder import DiskSpaceError, RecorderNode
+from galley_nodes.nodes.recorder import DiskSpaceError, RecorderConfig, RecorderNode
 from galley_nodes.recording.metadata_file import read_custom_data
+from galley_nodes.registry import NODES, load_node_class
 from galley_sim.sim_node import SimNode
 
 
@@ -131,9 +132,6 @@ def test_the_recorder_refuses_to_start_on_a_nearly_full_disk(tmp_path):
 
 def test_every_topic_a_galley_node_latches_is_recorded_latched():
     """Under DDS a recorder that subscribes volatile to a latched topic misses what was sent before it."""
-    from galley_nodes.nodes.recorder import RecorderConfig
-    from galley_nodes.registry import NODES, load_node_class
-
     latched = {
         "/" + p.topic.lstrip("/")
         for name in NODES
