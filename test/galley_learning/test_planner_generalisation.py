@@ -22,15 +22,27 @@ from galley_learning.planners.evaluate import (
 # Bars for the default planner (``galley``). The lead sets them from the improved planner's numbers
 # (issue 21 asks for whole-plan accuracy >= 0.95 and EM >= 0.97 on the phrasing split, >= 95 % of
 # out-of-scope requests refused, <= 2 % of in-scope ones refused). For now they are today's planner's
-# measured values (phrasing EM 0.415, whole-plan accuracy 0.297, out-of-scope refused 0.333, in-scope
-# false refusal 0.2125 on this test's sample) less a margin.
+# values on this test's sample (phrasing EM 0.415, whole-plan accuracy 0.297, out-of-scope refused
+# 0.333, in-scope false refusal 0.2125) less a margin.
 MIN_PHRASING_EM = 0.38
 MIN_PHRASING_ACCURACY = 0.26
 MIN_OUT_OF_SCOPE_REFUSAL = 0.28
 MAX_IN_SCOPE_FALSE_REFUSAL = 0.25
-#: Instructions of the suite's test and unseen splits planned for the false refusal rate (all of the
-#: phrasing split and out-of-scope set are planned); keeps the test within seconds.
+#: Instructions planned, taken evenly (so every kind keeps its share): all 320 of the phrasing split,
+#: 40 of each of the suite's test and unseen splits (for the false refusal rate), all 84 of the
+#: out-of-scope set. About 5 s on one thread.
+PHRASING_SAMPLE = 320
 SUITE_SAMPLE = 40
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Plan on one thread: on a busy machine torch's intra-op threads wait on each other (20x slower)."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
@@ -39,17 +51,18 @@ def phrasing_suite(request):
 
 
 def test_the_default_planner_clears_the_bars_on_held_out_phrasings_and_refuses_the_out_of_scope(
-    kitchen, suite, phrasing_suite, renderer
+    kitchen, suite, phrasing_suite, renderer, one_torch_thread
 ):
     from galley_learning.planners import make_planner
 
     planner = make_planner("galley")
     entries = spread([e for e in suite if e.split == "test"], SUITE_SAMPLE)
     entries += spread([e for e in suite if e.split == "unseen"], SUITE_SAMPLE)
-    entries += phrasing_suite
+    entries += spread([e for e in phrasing_suite if e.split == "phrasing"], PHRASING_SAMPLE)
+    entries += [e for e in phrasing_suite if e.split == "out_of_scope"]
     figures = generalisation_figures(plan_entries(planner, kitchen, entries, renderer=renderer))
     phrasing = figures["splits"]["phrasing"]
-    assert phrasing["count"] == 320 and figures["count_out_of_scope"] == 84
+    assert phrasing["count"] == PHRASING_SAMPLE and figures["count_out_of_scope"] == 84
     print(format_comparison({"galley": figures}))
     assert phrasing["em"] >= MIN_PHRASING_EM
     assert phrasing["accuracy"] >= MIN_PHRASING_ACCURACY
@@ -78,13 +91,13 @@ def test_refusals_count_as_false_refusals_in_scope_and_plans_as_false_acceptance
     figures = generalisation_figures(outcomes)
     assert figures["splits"]["phrasing"] == {
         "count": 3,
-        "em": 0.5,
+        "em": 0.5833,  # Kitchen-R's EM: (1 + 3/4 + 0) / 3
         "accuracy": 0.3333,
         "false_refusal": 0.3333,
     }
     assert figures["phrasing_by_kind"]["terse"] == {
         "count": 2,
-        "em": 0.75,
+        "em": 0.875,
         "accuracy": 0.5,
         "false_refusal": 0.0,
     }
@@ -95,10 +108,10 @@ def test_refusals_count_as_false_refusals_in_scope_and_plans_as_false_acceptance
     assert figures["refusal_kinds"] == {"phrasing": {"unknown_name": 1}, "out_of_scope": {"model": 1}}
     table = format_comparison({"galley": figures, "transformers": "unavailable: no model_path"})
     assert "transformers    skipped: unavailable: no model_path" in table
-    assert "0.750 / 0.500 (2)" in table  # EM / whole-plan accuracy of the terse kind
+    assert "0.875 / 0.500 (2)" in table  # EM / whole-plan accuracy of the terse kind
 
 
-def test_eval_planner_reports_every_split_and_says_why_a_backend_is_skipped(capsys):
+def test_eval_planner_reports_every_split_and_says_why_a_backend_is_skipped(capsys, one_torch_thread):
     from galley_core.tasks.planning import PlanningError
     from galley_nodes.cli.eval_planner import _backend, run_planner_eval
 

@@ -87,6 +87,33 @@ def spread(entries: Sequence[SuiteEntry], limit: int) -> list[SuiteEntry]:
     return [entries[round(i * len(entries) / limit)] for i in range(limit)]
 
 
+def _plan_part(
+    planner: Planner, scene: Scene, part: Sequence[SuiteEntry], images: list[Any]
+) -> list[Outcome]:
+    """Outcomes of ``part`` through ``plan_batch``; a failing batch is halved until its refusals stand alone.
+
+    A batch raises for its first failing entry only, so halving finds every refusal in about
+    log2(batch) batch calls each instead of planning the whole batch one by one.
+    """
+    if len(part) == 1:
+        t0 = time.monotonic()
+        try:
+            steps = planner.plan(part[0].instruction, images[0], scene).steps
+        except PlanningError as err:
+            return [Outcome(part[0], None, err.kind, err.reason, time.monotonic() - t0)]
+        return [Outcome(part[0], steps, seconds=time.monotonic() - t0)]
+    t0 = time.monotonic()
+    try:
+        plans = planner.plan_batch([e.instruction for e in part], images, scene)  # type: ignore[attr-defined]
+    except PlanningError:
+        half = len(part) // 2
+        return _plan_part(planner, scene, part[:half], images[:half]) + _plan_part(
+            planner, scene, part[half:], images[half:]
+        )
+    each = (time.monotonic() - t0) / len(part)
+    return [Outcome(e, p.steps, seconds=each) for e, p in zip(part, plans, strict=True)]
+
+
 def plan_entries(
     planner: Planner,
     scene: Scene,
@@ -99,8 +126,8 @@ def plan_entries(
 ) -> list[Outcome]:
     """Plan every entry on its episode's top-down image; a PlanningError is a refusal, kept with its kind.
 
-    Backends with ``plan_batch`` plan 64 at a time; a batch in which any entry fails is planned
-    again one by one, so that every refusal is counted where it happened.
+    Backends with ``plan_batch`` plan 64 at a time (a failing batch is halved until each refusal is
+    planned alone, so that every refusal is counted where it happened); others one by one.
     """
     renderer = renderer or TopDownRenderer(scene)
     outcomes: list[Outcome] = []
@@ -111,31 +138,8 @@ def plan_entries(
         images: list[Any] = [renderer.render(e.seed) for e in part]
         if blank_image:
             images = [blank_like(i) for i in images]
-        if batch > 1:
-            t0 = time.monotonic()
-            try:
-                plans = planner.plan_batch([e.instruction for e in part], images, scene)  # type: ignore[attr-defined]
-            except PlanningError:
-                pass  # plan one by one to count each failure
-            else:
-                each = (time.monotonic() - t0) / len(part)
-                outcomes += [Outcome(e, p.steps, seconds=each) for e, p in zip(part, plans, strict=True)]
-                progress(
-                    f"{label}{len(outcomes)}/{len(entries)} planned ({time.monotonic() - started:.0f} s)"
-                )
-                continue
-        for entry, image in zip(part, images, strict=True):
-            t0 = time.monotonic()
-            try:
-                steps: tuple[str, ...] | None = planner.plan(entry.instruction, image, scene).steps
-                kind = reason = ""
-            except PlanningError as err:
-                steps, kind, reason = None, err.kind, err.reason
-            outcomes.append(Outcome(entry, steps, kind, reason, time.monotonic() - t0))
-            if batch == 1 or len(outcomes) == min(start + batch, len(entries)):
-                progress(
-                    f"{label}{len(outcomes)}/{len(entries)} planned ({time.monotonic() - started:.0f} s)"
-                )
+        outcomes += _plan_part(planner, scene, part, images)
+        progress(f"{label}{len(outcomes)}/{len(entries)} planned ({time.monotonic() - started:.0f} s)")
     return outcomes
 
 
