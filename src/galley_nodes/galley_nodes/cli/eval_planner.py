@@ -228,6 +228,7 @@ def run_planner_eval(
         ValueError: a split with no instructions, or a bad parameter.
     """
     from galley_core.tasks.planning import PlanningError
+    from galley_core.tasks.suite import SuiteError
     from galley_learning.planners import BACKENDS
     from galley_learning.planners.evaluate import format_comparison
     from galley_nodes.nodes.task_planner import load_suite_entries
@@ -237,7 +238,10 @@ def run_planner_eval(
     if any(s in _PHRASING_SPLITS for s in splits):
         if not phrasing_suite:
             raise ValueError(f"splits {', '.join(_PHRASING_SPLITS)} need --phrasing-suite")
-        entries = entries + load_suite_entries(phrasing_suite)
+        try:
+            entries = entries + load_suite_entries(phrasing_suite)
+        except SuiteError as err:
+            raise ValueError(f"{err} (write it with: galley suite --phrasing)") from None
     names = list(BACKENDS) if backend == "all" else [backend or configured.backend]
     results: dict[str, Any] = {}
     for name in names:
