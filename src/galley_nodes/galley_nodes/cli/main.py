@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="[%(levelname)s] %(message)s",
         stream=sys.stderr,
     )
-    for noisy in ("matplotlib", "OpenGL"):
+    for noisy in ("matplotlib", "OpenGL", "httpx"):  # httpx logs every request at INFO
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return int(args.run(args))
