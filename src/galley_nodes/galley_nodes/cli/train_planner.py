@@ -31,9 +31,11 @@ def _run(args: argparse.Namespace) -> int:
         config = TrainConfig(
             episodes=args.episodes,
             instructions=args.instructions,
+            paraphrases=args.paraphrases,
             epochs=args.epochs,
             seed=args.seed,
             threads=args.threads,
+            validation=args.validation,
         )
     except ConfigError as err:
         raise UsageError(str(err)) from None
@@ -47,16 +49,30 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    d = {"episodes": 1500, "instructions": 4000, "epochs": 8}
+    d = {"episodes": 1500, "instructions": 3000, "paraphrases": 5000, "epochs": 8}
     p = sub.add_parser("train-planner", help="train galley's offline planner (CPU, minutes, shows progress)")
     p.add_argument("--scene", default="kitchen", help="scene name or file (default: kitchen)")
     p.add_argument(
         "--suite", default="kitchen_v1", help="suite whose held-out parts are kept out of training"
     )
     p.add_argument("--episodes", type=int, default=d["episodes"], help="distinct rendered episodes")
-    p.add_argument("--instructions", type=int, default=d["instructions"], help="training samples")
+    p.add_argument(
+        "--instructions",
+        type=int,
+        default=d["instructions"],
+        help="training samples from the suite's templates",
+    )
+    p.add_argument(
+        "--paraphrases",
+        type=int,
+        default=d["paraphrases"],
+        help="training samples from galley's own paraphrase grammar (0: templates only)",
+    )
     p.add_argument("--epochs", type=int, default=d["epochs"], help="passes over the samples")
     p.add_argument("--seed", type=int, default=0, help="seed of data, initialisation and batch order")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
+    p.add_argument(
+        "--validation", type=int, default=0, help="suite train-split instructions to validate on (0: all)"
+    )
     p.add_argument("--out", type=Path, default=None, help="weights file (default: the shipped weights)")
     p.set_defaults(run=_run)
