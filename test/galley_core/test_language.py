@@ -71,6 +71,9 @@ IN_SCOPE = [
     "put the apple next to the plate, if you don't mind",
     "Move the red apple to the green zone",
     "grab fork, drop at purple",
+    "I was wondering if you could move the bowl to the green zone?",
+    "the bowl to green?",
+    "Don't forget to put the cup in the red zone",
 ]
 
 

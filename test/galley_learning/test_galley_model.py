@@ -62,12 +62,12 @@ def test_the_plan_follows_the_objects_that_the_image_shows(planner, kitchen, ren
 def test_decoding_is_masked_to_the_allowed_steps(planner, kitchen, renderer):
     net, vocab = planner.net, planner.vocab
     image = renderer.render(5)
-    gold = planner.plan("Move the bowl to the red zone.", image, kitchen).steps
+    gold = planner.plan("Move the bowl to the green zone.", image, kitchen).steps
     banned = gold[0]  # forbid the step the model wants most at the first position
     allowed = torch.tensor([s != banned for s in vocab.steps])
     glimpses, view = image_inputs(kitchen, image, net.config)
     g, v = to_tensors(glimpses[None], view[None])
-    words = torch.tensor([vocab.encode("Move the bowl to the red zone.", net.config.max_words)])
+    words = torch.tensor([vocab.encode("move the bowl to the green zone", net.config.max_words)])
     with torch.no_grad():
         memory, pad, _ = net.encode(words, g, v)
     steps = [vocab.steps[i] for i in greedy_decode(net, memory, pad, allowed)[0]]
@@ -178,3 +178,10 @@ def test_train_planner_command_retrains_with_the_paraphrase_grammar(tmp_path, ca
     _, _, record = load_model(out)
     assert record["config"]["paraphrases"] == 16 and record["samples"] == 32
     assert main(["train-planner", "--paraphrases", "-1", "--out", str(out)]) == 2  # one line, exit 2
+
+
+def test_a_request_that_is_already_fulfilled_gets_no_plan(planner, kitchen, renderer):
+    start = {p.name: p.zone for p in sample_episode(kitchen, 5).objects}
+    with pytest.raises(PlanningError) as err:
+        planner.plan(f"Move the bowl to the {start['bowl']} zone.", renderer.render(5), kitchen)
+    assert err.value.kind == "out_of_scope" and f"already in the {start['bowl']} zone" in err.value.reason

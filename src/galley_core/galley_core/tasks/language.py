@@ -95,7 +95,12 @@ _REQUEST_PHRASES = (
     ("i", "would", "appreciate", "it", "if", "you", "would"), ("i", "would", "appreciate", "it", "if", "you"),
     ("if", "possible"), ("if", "you", "can"), ("when", "you", "can"), ("when", "you", "get", "a", "chance"),
     ("thank", "you"), ("thanks", "a", "lot"), ("for", "me"), ("go", "ahead", "and"), ("try", "to"),
-    ("be", "a", "dear", "and"), ("do", "me", "a", "favour", "and"), ("do", "me", "a", "favor", "and"),
+    ("i", "was", "wondering", "if", "you", "could"), ("i", "wonder", "if", "you", "could"),
+    ("do", "you", "think", "you", "could"), ("could", "i", "ask", "you", "to"),
+    ("can", "i", "ask", "you", "to"), ("would", "you", "please"), ("will", "you", "please"),
+    ("do", "not", "forget", "to"), ("no", "rush"), ("no", "hurry"), ("when", "you", "have", "a", "moment"),
+    ("hi", "there"), ("hello", "there"), ("hey", "there"), ("be", "a", "dear", "and"),
+    ("do", "me", "a", "favour", "and"), ("do", "me", "a", "favor", "and"),
 )  # fmt: skip
 #: Words of politeness and filler, dropped from the planner's reading.
 FILLER = frozenset(
@@ -148,6 +153,8 @@ _RELATIONS = frozenset({"where", "next", "beside", "besides", "near", "nearby", 
                         "by", "adjacent", "close", "around", "holds", "hold", "contains", "containing",
                         "has", "zone", "area", "region", "spot", "swapped", "switched",
                         "exchanged"})  # fmt: skip
+#: Words for "next to", read as "next to" by the planner network.
+_NEXT_TO = frozenset({"beside", "besides", "alongside", "near", "nearby", "adjacent"})
 _TO = frozenset({"to", "into", "onto", "toward", "towards", "in", "on", "at", "by", "over", "beside",
                  "near", "next", "with", "unto", "until", "till"})  # fmt: skip
 
@@ -180,7 +187,7 @@ LEXICON = frozenset(
 #: for a few common ones: "cap" must not become "can", nor "spoon" "soon".
 CORRECTABLE = frozenset(
     {w for w in LEXICON if len(w) >= 4} - {"soon", "real"}
-    | {"the", "and", "put", "get", "set", "for", "places", "zones"}
+    | {"the", "and", "put", "get", "set", "places", "zones"}
 )
 
 _TOKEN = re.compile(r"[a-z]+|[0-9]+|->|=>|→|[,;:.!?&+/]")
@@ -246,6 +253,13 @@ def _correct(word: str, names: frozenset[str]) -> str:
     return near[0] if len(near) == 1 else word
 
 
+@lru_cache(maxsize=4096)
+def _lexicon_correction(word: str) -> str:
+    """The one lexicon word one edit away from ``word``, or ""."""
+    near = [w for w in CORRECTABLE if _one_edit(word, w)]
+    return near[0] if len(near) == 1 else ""
+
+
 def _near_known(word: str) -> bool:
     """Whether ``word`` is one edit from several lexicon words (a typo that cannot be resolved)."""
     return any(_one_edit(word, w) for w in CORRECTABLE)
@@ -259,8 +273,12 @@ def read(text: str, scene: Scene) -> Reading:
     objects, zones = _scene_words(scene)
     names = objects | zones
     tokens, corrections = [], []
-    for token in _TOKEN.findall(clean):
+    found = _TOKEN.findall(clean)
+    for i, token in enumerate(found):
         fixed = _correct(token, names)
+        if fixed in names and fixed != token and found[i + 1 : i + 2] in (["the"], ["a"], ["an"]):
+            # A name is not followed by "the"; "form the" is "from the", not "fork the".
+            fixed = _lexicon_correction(token) or fixed
         if fixed != token:
             corrections.append((token, fixed))
         tokens.append(fixed)
@@ -374,6 +392,8 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     first = content[0]
     ends_with_question = bool(reading.tokens) and reading.tokens[-1] == "?"
     action_first = first in MOVE_VERBS or first in OTHER_VERBS or first in objects
+    # A request may end in "?" ("the bowl to green?"); a question without a question word names no zone.
+    action_first = action_first or any(w in zones for w in content)
     spans = location_references(tokens, scene)
     subject = bool(spans) and not ends_with_question and spans[0][0] <= tokens.index(first)
     if (
@@ -457,6 +477,7 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
             if zone in where:
                 tokens[start:end] = ["the", where[zone]]
     out: list[str] = []
+    skip_to = False
     for i, token in enumerate(tokens):
         after = tokens[i + 1] if i + 1 < len(tokens) else ""
         before = out[-1] if out else ""
@@ -469,6 +490,16 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
         elif not token.isalnum():
             if before != "sep" and out:
                 out.append("sep")
+        elif (
+            token in _NEXT_TO or (token == "by" and before == "over") or (token == "close" and after == "to")
+        ):
+            if before == "over":
+                out.pop()
+            out += ["next", "to"]
+            if after == "to":
+                skip_to = True
+        elif token == "to" and skip_to:
+            skip_to = False
         elif token in ZONE_WORDS and before == "zone":
             continue  # "green area" -> "green zone"
         elif token in zones:

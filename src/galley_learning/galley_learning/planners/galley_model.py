@@ -329,6 +329,26 @@ def _cached_model(key: tuple[Any, ...], path: Path) -> tuple[PlannerNet, Vocabul
     return load_model(path)
 
 
+def _trim(steps: Sequence[str], reading: str, scene: Scene) -> tuple[str, ...]:
+    """``steps`` cut before a relocation that nobody asked for.
+
+    The network sometimes runs on after the last requested relocation and carries an object that
+    the instruction never names, or one it has already carried. Both are cut, with the drive that
+    leads to them; a plan whose first pick is unnamed is kept as it is (the reading missed a name).
+    """
+    named = set(reading.split()) & set(scene.object_names)
+    picked: set[str] = set()
+    for i, step in enumerate(steps):
+        action, _, target = step.partition(" the ")
+        if action != "pick":
+            continue
+        if (target not in named or target in picked) and picked:
+            cut = i - 1 if i > 0 and steps[i - 1].startswith("move ") else i
+            return tuple(steps[:cut])
+        picked.add(target)
+    return tuple(steps)
+
+
 def _refuse_if_idle(plan: Plan) -> None:
     """Refuse a plan that puts every object it picks back down in the zone it took it from.
 
@@ -447,8 +467,8 @@ class GalleyPlanner(Planner):
             memory, pad, _ = self.net.encode(words, glimpses, view)
             decoded = greedy_decode(self.net, memory, pad, allowed)
         plans = [
-            Plan(text, tuple(self.vocab.steps[i] for i in plan), self.name, 1, "")
-            for text, plan in zip(texts, decoded, strict=True)
+            Plan(text, _trim([self.vocab.steps[i] for i in plan], reading, scene), self.name, 1, "")
+            for text, reading, plan in zip(texts, readings, decoded, strict=True)
         ]
         for plan in plans:
             _refuse_if_idle(plan)
