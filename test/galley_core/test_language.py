@@ -24,7 +24,7 @@ REFUSED = {
     "unknown action": ["Wash the bowl.", "Open the fridge, please.", "Could you slice the apple?",
                        "Bring me a coffee"],
     "question": ["How are you?", "Where is the bowl?", "Is the cup in the green zone?",
-                 "Which zone holds the plate?"],
+                 "Which zone holds the plate?", "Did you move the apple to the red zone?"],
     "negation": ["Leave everything as it is.", "Don't move the bowl.", "Nothing to do today.", "never mind"],
     "nonsense": ["asdf qwerty", "Colorless green ideas sleep furiously.", "the the the",
                  "Purple monkey dishwasher."],
@@ -74,6 +74,9 @@ IN_SCOPE = [
     "I was wondering if you could move the bowl to the green zone?",
     "the bowl to green?",
     "Don't forget to put the cup in the red zone",
+    "Can I have the bowl in the green zone?",
+    "Shall we move the plate to the blue zone?",
+    "Take the cup away form the green zone to the red zone",
 ]
 
 
@@ -93,6 +96,10 @@ def test_typos_are_corrected_to_the_one_name_or_word_an_edit_away(kitchen):
     assert reading.tokens[:6] == ("take", "the", "bowl", "to", "the", "green")
     assert ("bwol", "bowl") in reading.corrections and ("zoen", "zone") in reading.corrections
     assert read("move the spoon", kitchen).tokens[-1] == "spoon"  # nothing in the lexicon one edit away
+    assert (
+        read("take it away form the red zone", kitchen).tokens[3] == "from"
+    )  # a name is not followed by "the"
+    assert read("move the form", kitchen).tokens[-1] == "fork"
 
 
 def test_location_references_are_found_and_resolved_from_where_objects_lie(kitchen):

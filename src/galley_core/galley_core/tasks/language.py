@@ -51,7 +51,7 @@ MOVE_VERBS = frozenset(
      "drop", "get", "grab", "fetch", "haul", "transport", "send", "position", "stick", "pop", "slide",
      "stash", "lay", "lug", "ferry", "tote", "shove", "push", "dump", "park", "shuttle", "convey", "hand",
      "pass", "give", "return", "rehome", "reposition", "plonk", "deposit", "load", "leave",
-     "store", "keep", "schlep", "hoist", "lift", "nudge"}
+     "store", "keep", "schlep", "hoist", "lift", "nudge", "toss", "drag", "chuck"}
 )  # fmt: skip
 #: Verbs of rearranging that keep their own meaning (pick up, swap, gather, ...).
 OTHER_VERBS = frozenset(
@@ -64,12 +64,12 @@ OTHER_VERBS = frozenset(
 UNSUPPORTED_VERBS = frozenset(
     {"wash", "clean", "wipe", "rinse", "dry", "scrub", "eat", "drink", "cook", "heat", "boil", "bake",
      "fry", "microwave", "cut", "chop", "slice", "peel", "pour", "fill", "empty", "open", "close", "shut",
-     "turn", "break", "smash", "throw", "kick", "hide", "find", "look", "search", "see", "watch", "show",
+     "turn", "break", "smash", "kick", "hide", "find", "look", "search", "see", "watch", "show",
      "tell", "say", "sing", "dance", "play", "count", "read", "write", "draw", "paint", "fold", "stir",
      "mix", "shake", "serve", "feed", "water", "charge", "sleep", "jump", "run", "call", "order", "buy",
      "sell", "build", "spin", "flip", "bend", "lick", "smell", "taste", "juggle", "describe", "explain",
      "repair", "fix", "polish", "sweep", "mop", "vacuum", "tidy", "dust", "stack", "balance", "squeeze",
-     "crush", "destroy", "burn", "freeze", "chill", "warm", "toast", "blend", "grate", "weigh",
+     "crush", "throw", "destroy", "burn", "freeze", "chill", "warm", "toast", "blend", "grate", "weigh",
      "measure", "identify", "recognise", "recognize", "name", "list", "photograph", "scan", "sort",
      "laugh", "wave", "hug", "kiss", "bite", "chew", "touch", "hold", "tap", "knock", "ring",
      "shout", "whisper", "report", "check", "inspect", "unlock", "lock", "plug", "unplug", "drive",
@@ -99,8 +99,9 @@ _REQUEST_PHRASES = (
     ("do", "you", "think", "you", "could"), ("could", "i", "ask", "you", "to"),
     ("can", "i", "ask", "you", "to"), ("would", "you", "please"), ("will", "you", "please"),
     ("do", "not", "forget", "to"), ("no", "rush"), ("no", "hurry"), ("when", "you", "have", "a", "moment"),
-    ("hi", "there"), ("hello", "there"), ("hey", "there"), ("be", "a", "dear", "and"),
-    ("do", "me", "a", "favour", "and"), ("do", "me", "a", "favor", "and"),
+    ("is", "it", "ok", "if", "you"), ("is", "it", "okay", "if", "you"), ("see", "to", "it", "that"),
+    ("see", "that"), ("make", "sure", "that"), ("hi", "there"), ("hello", "there"), ("hey", "there"),
+    ("be", "a", "dear", "and"), ("do", "me", "a", "favour", "and"), ("do", "me", "a", "favor", "and"),
 )  # fmt: skip
 #: Words of politeness and filler, dropped from the planner's reading.
 FILLER = frozenset(
@@ -111,6 +112,7 @@ FILLER = frozenset(
      "perhaps", "possibly", "simply", "again", "today", "currently"}
 )  # fmt: skip
 _WH = frozenset({"what", "where", "which", "who", "whom", "whose", "why", "how", "when"})
+_MODALS = frozenset({"can", "could", "would", "will", "shall", "may", "might"})
 _AUX = frozenset({"is", "are", "am", "was", "were", "does", "did", "do", "has", "have", "should", "shall",
                   "may", "might", "must", "can", "could", "would", "will"})  # fmt: skip
 COLOURS = frozenset(
@@ -394,6 +396,9 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     action_first = first in MOVE_VERBS or first in OTHER_VERBS or first in objects
     # A request may end in "?" ("the bowl to green?"); a question without a question word names no zone.
     action_first = action_first or any(w in zones for w in content)
+    # "Can I have the bowl in the green zone?", "Shall we move ...": a modal asking for a move is a request.
+    modal = first in _MODALS and any(_verb_stem(w) in MOVE_VERBS | OTHER_VERBS for w in content[1:])
+    request = request or (modal and any(w in zones for w in content))
     spans = location_references(tokens, scene)
     subject = bool(spans) and not ends_with_question and spans[0][0] <= tokens.index(first)
     if (
