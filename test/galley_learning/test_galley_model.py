@@ -185,3 +185,18 @@ def test_a_request_that_is_already_fulfilled_gets_no_plan(planner, kitchen, rend
     with pytest.raises(PlanningError) as err:
         planner.plan(f"Move the bowl to the {start['bowl']} zone.", renderer.render(5), kitchen)
     assert err.value.kind == "out_of_scope" and f"already in the {start['bowl']} zone" in err.value.reason
+
+
+def test_relocations_of_objects_the_instruction_never_names_are_dropped(kitchen):
+    from galley_learning.planners.galley_model import _trim
+
+    extra = ["move to the blue zone", "pick the fork", "move to the purple zone", "place the fork"]
+    asked = ["pick the plate", "move to the red zone", "place the plate"]
+    assert _trim(extra + asked, "move the plate to the red zone", kitchen) == (
+        "move to the purple zone",
+        *asked,
+    )
+    swap = [*extra, "pick the plate", "move to the blue zone", "place the plate"]
+    assert _trim(swap, "swap the plate and the fork", kitchen) == tuple(swap)  # both named: kept
+    again = [*extra, "pick the fork", "move to the red zone", "place the fork"]
+    assert _trim(again, "move the fork to the purple zone", kitchen) == tuple(extra)  # carried once

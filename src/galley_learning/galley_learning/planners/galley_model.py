@@ -36,9 +36,10 @@ from torch import nn
 
 from galley_core.config import Config, param
 from galley_core.scene import Scene
-from galley_core.tasks.grammar import valid_steps
+from galley_core.tasks.grammar import format_step, valid_steps
 from galley_core.tasks.language import canonical, location_references, read
 from galley_core.tasks.planning import Plan, Planner, PlanningError, check_instruction
+from galley_core.tasks.suite import gold_plan
 from galley_learning.planners.images import resize, zone_glimpses
 
 __all__ = [
@@ -330,51 +331,59 @@ def _cached_model(key: tuple[Any, ...], path: Path) -> tuple[PlannerNet, Vocabul
 
 
 def _trim(steps: Sequence[str], reading: str, scene: Scene) -> tuple[str, ...]:
-    """``steps`` cut before a relocation that nobody asked for.
+    """``steps`` without relocations that nobody asked for.
 
-    The network sometimes runs on after the last requested relocation and carries an object that
-    the instruction never names, or one it has already carried. Both are cut, with the drive that
-    leads to them; a plan whose first pick is unnamed is kept as it is (the reading missed a name).
+    The network sometimes adds a relocation of an object that the instruction never names, or
+    carries a named object a second time. The plan's relocations (object, where it was picked,
+    where it was placed) are kept for named objects, first time only, and the plan is rebuilt
+    from them as the oracle drives (:func:`galley_core.tasks.suite.gold_plan`). A plan with no
+    named object is kept as it is (the reading missed a name).
     """
     named = set(reading.split()) & set(scene.object_names)
-    picked: set[str] = set()
-    for i, step in enumerate(steps):
+    at, picked_at = "", {}
+    relocations: list[tuple[str, str]] = []
+    start: dict[str, str] = {}
+    for step in steps:
         action, _, target = step.partition(" the ")
-        if action != "pick":
-            continue
-        if (target not in named or target in picked) and picked:
-            cut = i - 1 if i > 0 and steps[i - 1].startswith("move ") else i
-            return tuple(steps[:cut])
-        picked.add(target)
-    return tuple(steps)
+        if action == "move to":
+            at = target.removesuffix(" zone")
+        elif action == "pick":
+            picked_at[target] = at
+        elif action == "place" and target in picked_at and target in named and target not in start:
+            start[target] = picked_at[target]
+            relocations.append((target, at))
+    if not relocations:
+        return tuple(steps)
+    kept = tuple(format_step(s) for s in gold_plan(relocations, start))
+    # Only drop whole relocations: a plan the oracle would not drive stays as the model made it.
+    return kept if set(kept) <= set(steps) else tuple(steps)
 
 
 def _refuse_if_idle(plan: Plan) -> None:
-    """Refuse a plan that puts every object it picks back down in the zone it took it from.
+    """Refuse a plan that moves no object to another zone.
 
     That is the model's answer to a request that is already fulfilled ("move the bowl to the
-    green zone" with the bowl in the green zone): nothing to do, so no plan.
+    green zone" with the bowl in the green zone): it picks the object and puts it back, or only
+    picks it. Nothing to do, so no plan.
 
     Raises:
-        PlanningError: ``out_of_scope``, naming the object and the zone.
+        PlanningError: ``out_of_scope``, naming the object and the zone it is in.
     """
     at, picked = "", {}
-    idle = []
     for step in plan.steps:
-        words = step.split()
-        if words[0] == "move":
-            at = words[-2]
-        elif words[0] == "pick":
-            picked[words[-1]] = at
-        elif words[0] == "place":
-            idle.append((words[-1], at, picked.get(words[-1]) == at))
-    if idle and all(same for _, _, same in idle):
-        obj, zone, _ = idle[0]
-        raise PlanningError(
-            "out_of_scope",
-            f"{plan.instruction!r}: nothing to do, the {obj} is already in the {zone} zone (as the image "
-            "shows); ask for a zone it is not in",
-        )
+        action, _, target = step.partition(" the ")
+        if action == "move to":
+            at = target.removesuffix(" zone")
+        elif action == "pick":
+            picked[target] = at
+        elif action == "place" and picked.get(target, at) != at:
+            return
+    obj, zone = next(iter(picked.items()), ("object", at))
+    raise PlanningError(
+        "out_of_scope",
+        f"{plan.instruction!r}: nothing to do, the {obj} is already in the {zone} zone (as the image "
+        "shows); ask for a zone it is not in",
+    )
 
 
 class GalleyPlanner(Planner):
