@@ -17,6 +17,11 @@ During training an auxiliary head predicts which objects lie in each zone from i
 
 :class:`GalleyPlanner` is the ``galley`` backend: it loads the weights shipped in
 ``planners/weights/`` (retrain with ``galley train-planner``) and plans on a CPU in milliseconds.
+It reads the instruction as :func:`galley_core.tasks.language.canonical` writes it (typos corrected,
+filler dropped, synonyms read), with location references ("the thing in the red zone") resolved to
+the object the presence head sees there; instructions the scene cannot ground are refused before
+(:func:`~galley_core.tasks.planning.check_instruction`), and after decoding a plan is cleared of
+relocations nobody asked for, or refused when it moves nothing (the request is already fulfilled).
 """
 
 from __future__ import annotations
