@@ -119,3 +119,4 @@ def test_the_canonical_reading_drops_filler_and_reads_synonyms(kitchen):
     )
     assert canonical("to the green zone, take the bowl", kitchen) == "to the green zone sep move the bowl"
     assert canonical("put the red apple in blue", kitchen) == "move the apple in blue zone"
+    assert canonical("bowl green, cup red", kitchen) == "bowl to green zone sep cup to red zone"

@@ -510,6 +510,8 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
         elif token in zones:
             if after in objects:
                 continue  # "the red apple": the object's colour, not a zone
+            if before in objects:
+                out.append("to")  # telegraphic "bowl green": the zone is where the object goes
             out += [token, "zone"]
         elif _verb_stem(token) in MOVE_VERBS and not (token == "place" and before in zones):
             out.append("move")
