@@ -13,7 +13,7 @@ import torch
 from galley_core.episode import sample_episode
 from galley_core.tasks.grammar import valid_steps
 from galley_core.tasks.planning import PlanningError
-from galley_core.tasks.suite import plan_for_instruction
+from galley_core.tasks.suite import gold_plan, plan_for_instruction
 from galley_learning.planners.evaluate import evaluate_planner
 from galley_learning.planners.galley_model import (
     DEFAULT_WEIGHTS,
@@ -24,6 +24,7 @@ from galley_learning.planners.galley_model import (
     to_tensors,
 )
 from galley_learning.planners.galley_train import TrainConfig, train_planner
+from galley_learning.planners.phrasing import HELD_OUT, OUT_OF_SCOPE, dev_set
 
 
 @pytest.fixture(scope="module")
@@ -61,12 +62,12 @@ def test_the_plan_follows_the_objects_that_the_image_shows(planner, kitchen, ren
 def test_decoding_is_masked_to_the_allowed_steps(planner, kitchen, renderer):
     net, vocab = planner.net, planner.vocab
     image = renderer.render(5)
-    gold = planner.plan("Move the bowl to the red zone.", image, kitchen).steps
+    gold = planner.plan("Move the bowl to the green zone.", image, kitchen).steps
     banned = gold[0]  # forbid the step the model wants most at the first position
     allowed = torch.tensor([s != banned for s in vocab.steps])
     glimpses, view = image_inputs(kitchen, image, net.config)
     g, v = to_tensors(glimpses[None], view[None])
-    words = torch.tensor([vocab.encode("Move the bowl to the red zone.", net.config.max_words)])
+    words = torch.tensor([vocab.encode("move the bowl to the green zone", net.config.max_words)])
     with torch.no_grad():
         memory, pad, _ = net.encode(words, g, v)
     steps = [vocab.steps[i] for i in greedy_decode(net, memory, pad, allowed)[0]]
@@ -97,16 +98,108 @@ def test_a_scene_the_model_was_not_trained_on_is_refused(planner, kitchen, rende
 
 
 def test_training_writes_loadable_weights_and_is_reproducible(kitchen, suite, tmp_path):
-    tiny = TrainConfig(episodes=12, instructions=48, epochs=1, batch_size=16, validation=16)
+    tiny = TrainConfig(episodes=12, instructions=32, paraphrases=16, epochs=1, batch_size=16, validation=16)
     lines: list[str] = []
     first = train_planner(kitchen, suite, config=tiny, out=tmp_path / "a.pt", progress=lines.append)
     train_planner(kitchen, suite, config=tiny, out=tmp_path / "b.pt", progress=lambda _: None)
     assert any("epoch 1/1" in line for line in lines) and any("rendered 12/12" in line for line in lines)
     assert first["samples"] == 48 and first["episodes"] <= 12
+    assert any("paraphrase grammar" in line for line in lines)
     a, b = torch.load(tmp_path / "a.pt"), torch.load(tmp_path / "b.pt")
     assert all(torch.equal(a[k], b[k]) for k in a)
     _, vocab, record = load_model(tmp_path / "a.pt")
-    assert record["config"]["instructions"] == 48 and vocab.steps[-1] == "<end>"
+    assert record["config"]["instructions"] == 32 and vocab.steps[-1] == "<end>"
     blank = np.zeros((480, 640, 3), dtype=np.uint8)
-    plan = GalleyPlanner(weights=tmp_path / "a.pt").plan("Move the cup to the red zone.", blank, kitchen)
-    assert set(plan.steps) <= set(valid_steps(kitchen))
+    try:
+        plan = GalleyPlanner(weights=tmp_path / "a.pt").plan("Move the cup to the red zone.", blank, kitchen)
+        assert set(plan.steps) <= set(valid_steps(kitchen))
+    except PlanningError as err:  # one epoch of 48 samples may plan nothing that moves an object
+        assert err.kind == "out_of_scope" and "nothing to do" in err.reason
+
+
+def _gold(kitchen, seed, relocations):
+    start = {p.name: p.zone for p in sample_episode(kitchen, seed).objects}
+    return tuple(str(s) for s in gold_plan(relocations, start))
+
+
+@pytest.mark.parametrize(
+    ("what", "text", "relocations"),
+    [
+        ("typos", "Mvoe the bwol to the gren zone, plaese.", [("bowl", "green")]),
+        ("word order", "To the green area, take the cup.", [("cup", "green")]),
+        ("terse", "fork -> purple; plate -> red", [("fork", "purple"), ("plate", "red")]),
+        ("synonyms and filler", "Hey robot, could you kindly shift the apple over to the red spot? Thanks!",
+         [("apple", "red")]),
+        ("compound", "Put the cup in the red region. After that, the fork goes to the yellow zone.",
+         [("cup", "red"), ("fork", "yellow")]),
+    ],
+)  # fmt: skip
+def test_everyday_phrasings_get_the_gold_plan(planner, kitchen, renderer, what, text, relocations):  # noqa: PLR0917
+    seed = 20_000_901  # apple: blue, bowl: red, cup: yellow, fork: green, plate: purple
+    start = {p.name: p.zone for p in sample_episode(kitchen, seed).objects}
+    assert all(start[o] != z for o, z in relocations), "the episode must make every relocation a move"
+    plan = planner.plan(text, renderer.render(seed), kitchen)
+    assert plan.steps == _gold(kitchen, seed, relocations), what
+
+
+def test_a_location_reference_is_resolved_from_the_image(planner, kitchen, renderer):
+    for seed in (20_000_901, 20_000_902):
+        start = {p.name: p.zone for p in sample_episode(kitchen, seed).objects}
+        in_red = next(o for o, z in start.items() if z == "red")
+        target = "blue" if start[in_red] != "blue" else "green"
+        plan = planner.plan(
+            f"Move the thing in the red zone to the {target} area", renderer.render(seed), kitchen
+        )
+        assert plan.steps == _gold(kitchen, seed, [(in_red, target)])
+
+
+def test_held_out_wordings_of_the_dev_grammar_are_mostly_planned_right(planner, kitchen, renderer):
+    entries = dev_set(kitchen, [20_000_000 + i for i in range(24)], HELD_OUT, seed=8, label="dev")
+    right = sum(
+        planner.plan(e.instruction, renderer.render(e.seed), kitchen).steps == e.plan for e in entries
+    )
+    assert right >= 20  # whole plans right; the full dev set is measured by bench/planner_phrasing.py
+
+
+@pytest.mark.parametrize("kind", sorted(OUT_OF_SCOPE))
+def test_out_of_scope_requests_get_no_plan(planner, kitchen, renderer, kind):
+    image = renderer.render(1)
+    for text in OUT_OF_SCOPE[kind][:4]:
+        with pytest.raises(PlanningError) as err:
+            planner.plan(text, image, kitchen)
+        assert err.value.kind == ("unknown_name" if kind == "unknown name" else "out_of_scope"), text
+
+
+def test_train_planner_command_retrains_with_the_paraphrase_grammar(tmp_path, capsys):
+    from galley_nodes.cli.main import main
+
+    out = tmp_path / "w.pt"
+    args = ["--episodes", "10", "--instructions", "16", "--paraphrases", "16", "--epochs", "1"]
+    assert main(["train-planner", *args, "--validation", "10", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "drawing 16 requests from the paraphrase grammar" in printed and "epoch 1/1" in printed
+    _, _, record = load_model(out)
+    assert record["config"]["paraphrases"] == 16 and record["samples"] == 32
+    assert main(["train-planner", "--paraphrases", "-1", "--out", str(out)]) == 2  # one line, exit 2
+
+
+def test_a_request_that_is_already_fulfilled_gets_no_plan(planner, kitchen, renderer):
+    start = {p.name: p.zone for p in sample_episode(kitchen, 5).objects}
+    with pytest.raises(PlanningError) as err:
+        planner.plan(f"Move the bowl to the {start['bowl']} zone.", renderer.render(5), kitchen)
+    assert err.value.kind == "out_of_scope" and f"already in the {start['bowl']} zone" in err.value.reason
+
+
+def test_relocations_of_objects_the_instruction_never_names_are_dropped(kitchen):
+    from galley_learning.planners.galley_model import _trim
+
+    extra = ["move to the blue zone", "pick the fork", "move to the purple zone", "place the fork"]
+    asked = ["pick the plate", "move to the red zone", "place the plate"]
+    assert _trim(extra + asked, "move the plate to the red zone", kitchen) == (
+        "move to the purple zone",
+        *asked,
+    )
+    swap = [*extra, "pick the plate", "move to the blue zone", "place the plate"]
+    assert _trim(swap, "swap the plate and the fork", kitchen) == tuple(swap)  # both named: kept
+    again = [*extra, "pick the fork", "move to the red zone", "place the fork"]
+    assert _trim(again, "move the fork to the purple zone", kitchen) == tuple(extra)  # carried once

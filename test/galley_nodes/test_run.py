@@ -71,3 +71,11 @@ def test_an_episode_without_a_report_renders_no_image(monkeypatch):
         "Move the bowl to the green zone", seed=0, plan_text="move to the purple zone", progress=False
     )
     assert summary["success"] and rendered == []
+
+
+def test_run_refuses_an_out_of_scope_instruction_and_executes_nothing(repo, tmp_path):
+    out = tmp_path / "oos"
+    refused = galley("run", "Leave everything as it is.", "--seed", "0", "--out", str(out), cwd=repo)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "made no plan: out_of_scope" in refused.stderr and "'Leave everything as it is.'" in refused.stderr
+    assert not (out / "episode.json").exists()  # no step ran, no episode report

@@ -45,12 +45,15 @@ def test_the_plan_matches_the_episode_the_simulator_shows(repo):
     assert seen["status"][-1].state == SUCCEEDED and seen["status"][-1].phase == "galley"
 
 
-def test_empty_and_unknown_names_fail_with_a_reason_and_publish_no_plan(repo):
+def test_empty_unknown_and_out_of_scope_instructions_fail_with_a_reason_and_publish_no_plan(repo):
     host, seen, say = planner_host(repo, seed=3)
     for text, reason in (
         ("  ", "empty_instruction"),
         ("Move the spoon to the red zone.", "unknown_name"),
         ("Put the cup in the orange zone.", "unknown_name"),
+        ("How are you?", "out_of_scope: 'How are you?' is a question"),
+        ("Leave everything as it is.", "out_of_scope"),
+        ("Bring me a coffee.", "out_of_scope"),
     ):
         say(text)
         host.run_for(0.2)

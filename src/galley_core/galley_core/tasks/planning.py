@@ -36,6 +36,7 @@ from galley_core.config import Config, param
 from galley_core.episode import sample_episode
 from galley_core.scene import Scene
 from galley_core.tasks.grammar import PlanError, parse_plan, valid_steps, validate_plan
+from galley_core.tasks.language import refusal
 from galley_core.tasks.suite import SuiteEntry
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
 #: Why planning failed, as the ``kind`` of :class:`PlanningError` (and the start of a status reason).
 FAILURE_KINDS = (
     "empty_instruction",
+    "out_of_scope",
     "unknown_name",
     "no_image",
     "off_grammar",
@@ -265,20 +267,19 @@ def parse_answer(text: str, scene: Scene, max_steps: int = 8) -> tuple[str, ...]
 
 # -- instructions ------------------------------------------------------------------------------
 
-#: Words that may follow "the" in an instruction without naming an object or a zone.
-_GENERIC = frozenset({"zone", "area", "same", "other", "robot", "one", "first", "second", "two", "kitchen"})
-_DETERMINERS = frozenset({"the", "a", "an", "that", "this", "each", "every", "its", "their", "target"})
-
 
 def check_instruction(instruction: str, scene: Scene) -> str:
-    """The instruction, stripped; checked for emptiness and for names the scene lacks.
+    """The instruction, stripped; refused when the scene cannot ground it.
 
-    A word after "the" must be an object or zone of the scene (or a generic word such as "zone");
-    the word before "zone" / "area" must be a zone. Backends cannot know that a name is missing,
-    so this runs before any backend is asked.
+    Backends cannot know that a name is missing or that nothing was asked of them, so this runs
+    before any backend is asked: :func:`galley_core.tasks.language.refusal` reads the words
+    (typos corrected) and refuses negations and requests for nothing, questions, actions other than
+    moving objects between zones, requests that name no object or no place to put it
+    (``out_of_scope``), and objects or zones the scene lacks (``unknown_name``).
 
     Raises:
-        PlanningError: ``empty_instruction`` or ``unknown_name``, naming the valid names.
+        PlanningError: ``empty_instruction``, ``out_of_scope`` or ``unknown_name``; the reason names
+            the instruction and what galley can do (the valid names).
     """
     text = " ".join(instruction.split())
     if not text:
@@ -286,20 +287,9 @@ def check_instruction(instruction: str, scene: Scene) -> str:
             "empty_instruction",
             "the instruction is empty; say what to do, e.g. 'Move the bowl to the green zone.'",
         )
-    words = re.findall(r"[a-z_]+", text.lower())
-    zones, objects = set(scene.zone_names), set(scene.object_names)
-    names = f"objects: {', '.join(scene.object_names)}; zones: {', '.join(scene.zone_names)}"
-    for i, word in enumerate(words):
-        after = words[i + 1] if i + 1 < len(words) else ""
-        if after in ("zone", "area") and word not in zones | _GENERIC | _DETERMINERS:
-            raise PlanningError(
-                "unknown_name", f"{text!r}: scene {scene.name!r} has no {word!r} zone; {names}"
-            )
-        if word == "the" and after and after not in zones | objects | _GENERIC:
-            what = "zone" if words[i + 2 : i + 3] in (["zone"], ["area"]) else "object"
-            raise PlanningError(
-                "unknown_name", f"{text!r}: scene {scene.name!r} has no {what} {after!r}; {names}"
-            )
+    refused = refusal(text, scene)
+    if refused is not None:
+        raise PlanningError(*refused)
     return text
 
 

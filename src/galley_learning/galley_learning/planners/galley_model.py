@@ -17,6 +17,11 @@ During training an auxiliary head predicts which objects lie in each zone from i
 
 :class:`GalleyPlanner` is the ``galley`` backend: it loads the weights shipped in
 ``planners/weights/`` (retrain with ``galley train-planner``) and plans on a CPU in milliseconds.
+It reads the instruction as :func:`galley_core.tasks.language.canonical` writes it (typos corrected,
+filler dropped, synonyms read), with location references ("the thing in the red zone") resolved to
+the object the presence head sees there; instructions the scene cannot ground are refused before
+(:func:`~galley_core.tasks.planning.check_instruction`), and after decoding a plan is cleared of
+relocations nobody asked for, or refused when it moves nothing (the request is already fulfilled).
 """
 
 from __future__ import annotations
@@ -36,8 +41,10 @@ from torch import nn
 
 from galley_core.config import Config, param
 from galley_core.scene import Scene
-from galley_core.tasks.grammar import valid_steps
+from galley_core.tasks.grammar import format_step, valid_steps
+from galley_core.tasks.language import canonical, location_references, read
 from galley_core.tasks.planning import Plan, Planner, PlanningError, check_instruction
+from galley_core.tasks.suite import gold_plan
 from galley_learning.planners.images import resize, zone_glimpses
 
 __all__ = [
@@ -52,7 +59,7 @@ __all__ = [
     "tokenize",
 ]
 
-DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "galley_planner_v1.pt"
+DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "galley_planner_v2.pt"
 END = "<end>"
 PAD, UNK = "<pad>", "<unk>"
 _WORD = re.compile(r"[a-z]+|[0-9]+")
@@ -184,9 +191,7 @@ class PlannerNet(nn.Module):
             memory (B, W + Z + 12, d), padding mask (B, W + Z + 12) true where padded, zone tokens (B, Z, d).
         """
         b, z = glimpses.shape[:2]
-        g = self.glimpse_cnn(glimpses.flatten(0, 1) - 0.5).flatten(1)
-        zone_tokens = self.glimpse_proj(g).view(b, z, -1)
-        zone_tokens = zone_tokens + self.zone_embed.weight[None] + self.type_embed.weight[1]
+        zone_tokens = self.zone_tokens(glimpses)
         grid = self.global_pool(self.global_cnn(view - 0.5)).flatten(2).transpose(1, 2)
         view_tokens = self.global_proj(grid) + self.global_pos[None] + self.type_embed.weight[2]
         positions = torch.arange(words.shape[1], device=words.device)
@@ -205,6 +210,13 @@ class PlannerNet(nn.Module):
         tokens = torch.cat([text, zone_tokens, view_tokens], dim=1)
         pad = torch.cat([words == 0, torch.zeros(b, z + view_tokens.shape[1], dtype=torch.bool)], dim=1)
         return self.encoder(tokens, src_key_padding_mask=pad), pad, zone_tokens
+
+    def zone_tokens(self, glimpses: torch.Tensor) -> torch.Tensor:
+        """(B, Z, d) zone tokens from (B, Z, 3, G, G) glimpses."""
+        b, z = glimpses.shape[:2]
+        g = self.glimpse_cnn(glimpses.flatten(0, 1) - 0.5).flatten(1)
+        tokens: torch.Tensor = self.glimpse_proj(g).view(b, z, -1)
+        return tokens + self.zone_embed.weight[None] + self.type_embed.weight[1]
 
     def decode(self, memory: torch.Tensor, pad: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor:
         """Step logits (B, S, steps) after each prefix position; ``prefix`` (B, S) starts with <start>."""
@@ -323,6 +335,62 @@ def _cached_model(key: tuple[Any, ...], path: Path) -> tuple[PlannerNet, Vocabul
     return load_model(path)
 
 
+def _trim(steps: Sequence[str], reading: str, scene: Scene) -> tuple[str, ...]:
+    """``steps`` without relocations that nobody asked for.
+
+    The network sometimes adds a relocation of an object that the instruction never names, or
+    carries a named object a second time. The plan's relocations (object, where it was picked,
+    where it was placed) are kept for named objects, first time only, and the plan is rebuilt
+    from them as the oracle drives (:func:`galley_core.tasks.suite.gold_plan`). A plan with no
+    named object is kept as it is (the reading missed a name).
+    """
+    named = set(reading.split()) & set(scene.object_names)
+    at, picked_at = "", {}
+    relocations: list[tuple[str, str]] = []
+    start: dict[str, str] = {}
+    for step in steps:
+        action, _, target = step.partition(" the ")
+        if action == "move to":
+            at = target.removesuffix(" zone")
+        elif action == "pick":
+            picked_at[target] = at
+        elif action == "place" and target in picked_at and target in named and target not in start:
+            start[target] = picked_at[target]
+            relocations.append((target, at))
+    if not relocations:
+        return tuple(steps)
+    kept = tuple(format_step(s) for s in gold_plan(relocations, start))
+    # Only drop whole relocations: a plan the oracle would not drive stays as the model made it.
+    return kept if set(kept) <= set(steps) else tuple(steps)
+
+
+def _refuse_if_idle(plan: Plan) -> None:
+    """Refuse a plan that moves no object to another zone.
+
+    That is the model's answer to a request that is already fulfilled ("move the bowl to the
+    green zone" with the bowl in the green zone): it picks the object and puts it back, or only
+    picks it. Nothing to do, so no plan.
+
+    Raises:
+        PlanningError: ``out_of_scope``, naming the object and the zone it is in.
+    """
+    at, picked = "", {}
+    for step in plan.steps:
+        action, _, target = step.partition(" the ")
+        if action == "move to":
+            at = target.removesuffix(" zone")
+        elif action == "pick":
+            picked[target] = at
+        elif action == "place" and picked.get(target, at) != at:
+            return
+    obj, zone = next(iter(picked.items()), ("object", at))
+    raise PlanningError(
+        "out_of_scope",
+        f"{plan.instruction!r}: nothing to do, the {obj} is already in the {zone} zone (as the image "
+        "shows); ask for a zone it is not in",
+    )
+
+
 class GalleyPlanner(Planner):
     """The ``galley`` backend: galley's planner network on the CPU, decoding under the scene's grammar.
 
@@ -355,6 +423,31 @@ class GalleyPlanner(Planner):
             allowed = torch.tensor([s in valid or s == END for s in self.vocab.steps])
         return allowed
 
+    def _resolve(self, text: str, scene: Scene, presence: torch.Tensor) -> dict[str, str]:
+        """Zone -> the object the image shows in it, for the zones that ``text`` refers to by location.
+
+        Each object lies where the presence head finds it most likely (the same soft choice that
+        grounds object names in the network); a zone referred to that holds none is refused.
+        """
+        referred = [zone for _, _, zone in location_references(read(text, scene).tokens, scene)]
+        if not referred:
+            return {}
+        zones, objects = list(self.vocab.zones), list(self.vocab.objects)
+        best: dict[str, tuple[float, str]] = {}
+        for o, obj in enumerate(objects):
+            z = int(presence[:, o].argmax())
+            score = float(presence[z, o])
+            if zones[z] not in best or score > best[zones[z]][0]:
+                best[zones[z]] = (score, obj)
+        for zone in referred:
+            if zone not in best:
+                raise PlanningError(
+                    "unknown_name",
+                    f"{text!r} refers to the object in the {zone} zone, but the image shows none there; "
+                    "name the object instead",
+                )
+        return {zone: obj for zone, (_, obj) in best.items()}
+
     def plan(self, instruction: str, top_down_image: Any, scene: Scene) -> Plan:
         """See :meth:`galley_core.tasks.planning.Planner.plan`; the image is required."""
         return self.plan_batch([instruction], [top_down_image], scene)[0]
@@ -377,14 +470,20 @@ class GalleyPlanner(Planner):
         c = self.net.config
         inputs = [image_inputs(scene, np.asarray(image, dtype=np.uint8)[..., :3], c) for image in images]
         glimpses, view = to_tensors(np.stack([g for g, _ in inputs]), np.stack([v for _, v in inputs]))
-        ids = [self.vocab.encode(t, c.max_words) or [1] for t in texts]
+        with torch.no_grad():
+            seen = self.net.presence(self.net.zone_tokens(glimpses))
+        readings = [canonical(t, scene, self._resolve(t, scene, s)) for t, s in zip(texts, seen, strict=True)]
+        ids = [self.vocab.encode(t, c.max_words) or [1] for t in readings]
         words = torch.zeros(len(ids), max(len(i) for i in ids), dtype=torch.long)
         for row, seq in enumerate(ids):
             words[row, : len(seq)] = torch.tensor(seq)
         with torch.no_grad():
             memory, pad, _ = self.net.encode(words, glimpses, view)
             decoded = greedy_decode(self.net, memory, pad, allowed)
-        return [
-            Plan(text, tuple(self.vocab.steps[i] for i in plan), self.name, 1, "")
-            for text, plan in zip(texts, decoded, strict=True)
+        plans = [
+            Plan(text, _trim([self.vocab.steps[i] for i in plan], reading, scene), self.name, 1, "")
+            for text, reading, plan in zip(texts, readings, decoded, strict=True)
         ]
+        for plan in plans:
+            _refuse_if_idle(plan)
+        return plans

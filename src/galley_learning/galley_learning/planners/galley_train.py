@@ -4,8 +4,13 @@ Training data is generated fresh, never taken from the suite's evaluation entrie
 come from the suite's templates (:func:`galley_core.tasks.suite.generate_suite` with another seed)
 of the seen templates only (the suite's ``unseen`` templates are never trained on), instructions
 that appear verbatim in the suite's ``test`` split are dropped, and episodes come from a pool of
-seeds far from the suite's. Each episode is rendered once by the simulator; several instructions
-share it. The suite's ``train`` split is the validation set shown after every epoch.
+seeds far from the suite's. As many again come from galley's own paraphrase grammar
+(:mod:`galley_learning.planners.phrasing`, its training wordings only): terse, reordered, chained,
+polite, misspelt requests. Every text is read as the planner reads it
+(:func:`galley_core.tasks.language.canonical`, location references resolved from the episode), and
+while training a share of its non-name words is replaced by ``<unk>`` so that words the model never
+saw do not throw it. Each episode is rendered once by the simulator; several instructions share it.
+The suite's ``train`` split is the validation set shown after every epoch.
 Same seed, same data, same weights (on the same torch build).
 """
 
@@ -15,7 +20,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,8 +32,10 @@ from torch import nn
 from galley_core.config import Config, param
 from galley_core.episode import Episode, sample_episode
 from galley_core.scene import Scene
+from galley_core.tasks.grammar import format_step
+from galley_core.tasks.language import canonical
 from galley_core.tasks.metrics import exact_match
-from galley_core.tasks.suite import SuiteEntry, generate_suite
+from galley_core.tasks.suite import SuiteEntry, generate_suite, gold_plan
 from galley_learning.planners.galley_model import (
     DEFAULT_WEIGHTS,
     END,
@@ -41,6 +48,7 @@ from galley_learning.planners.galley_model import (
     to_tensors,
 )
 from galley_learning.planners.images import TopDownRenderer
+from galley_learning.planners.phrasing import TRAINING, phrase
 
 __all__ = ["EPISODE_SEED_BASE", "TrainConfig", "TrainingData", "make_training_data", "train_planner"]
 
@@ -55,7 +63,15 @@ class TrainConfig(Config):
     """How galley's planner is trained (``galley train-planner``)."""
 
     episodes: int = param(1500, "distinct rendered episodes (top-down images)", ge=10)
-    instructions: int = param(4000, "training (instruction, episode, plan) samples", ge=10)
+    instructions: int = param(
+        3000, "training (instruction, episode, plan) samples from the suite's seen templates", ge=10
+    )
+    paraphrases: int = param(
+        5000, "training samples from galley's own paraphrase grammar (planners/phrasing.py)", ge=0
+    )
+    word_dropout: float = param(
+        0.1, "share of non-name words replaced by <unk> in each training batch", ge=0.0, lt=1.0
+    )
     epochs: int = param(8, "passes over the training samples", ge=1)
     batch_size: int = param(64, "samples per gradient step", ge=1)
     learning_rate: float = param(
@@ -89,6 +105,25 @@ def _presence(scene: Scene, episode: Episode) -> np.ndarray[Any, Any]:
     return out
 
 
+def read_as_planner(entry: SuiteEntry, scene: Scene) -> str:
+    """The entry's instruction as the planner reads it, location references resolved from its episode."""
+    where = {p.zone: p.name for p in sample_episode(scene, entry.seed).objects}
+    return canonical(entry.instruction, scene, where)
+
+
+def paraphrase_entries(scene: Scene, count: int, episodes: int, seed: int) -> list[SuiteEntry]:
+    """``count`` requests of the paraphrase grammar's training wordings on the training episodes."""
+    rng = random.Random(seed)
+    entries = []
+    for n in range(count):
+        episode_seed = EPISODE_SEED_BASE + rng.randrange(episodes)
+        start = {p.name: p.zone for p in sample_episode(scene, episode_seed).objects}
+        text, relocations, kind = phrase(start, scene.zone_names, rng, TRAINING)
+        plan = tuple(format_step(s) for s in gold_plan(relocations, start))
+        entries.append(SuiteEntry(f"paraphrase-{n}", kind, "train", text, episode_seed, plan))
+    return entries
+
+
 def encode_entries(  # noqa: PLR0917 -- internal, called twice
     entries: Sequence[SuiteEntry],
     seeds: Sequence[int],
@@ -113,7 +148,7 @@ def encode_entries(  # noqa: PLR0917 -- internal, called twice
             progress(f"rendered {n}/{len(distinct)} {what} episodes ({time.monotonic() - started:.0f} s)")
     step_index = {s: i for i, s in enumerate(vocab.steps)}
     return TrainingData(
-        words=[vocab.encode(e.instruction, model.max_words) or [1] for e in entries],
+        words=[vocab.encode(read_as_planner(e, scene), model.max_words) or [1] for e in entries],
         episode=[where[s] for s in seeds],
         steps=[[step_index[s] for s in e.plan] + [step_index[END]] for e in entries],
         glimpses=np.stack(glimpses),
@@ -149,8 +184,11 @@ def make_training_data(
     )
     pool = [e for e in generated if e.template not in unseen and e.instruction.lower() not in held_out]
     entries = random.Random(config.seed).sample(pool, min(config.instructions, len(pool)))
-    seeds = [EPISODE_SEED_BASE + e.seed % config.episodes for e in entries]
-    vocab = Vocabulary.build([e.instruction for e in pool], scene)
+    entries = [replace(e, seed=EPISODE_SEED_BASE + e.seed % config.episodes) for e in entries]
+    progress(f"drawing {config.paraphrases} requests from the paraphrase grammar")
+    entries += paraphrase_entries(scene, config.paraphrases, config.episodes, config.seed + 2)
+    seeds = [e.seed for e in entries]
+    vocab = Vocabulary.build([read_as_planner(e, scene) for e in entries], scene)
     renderer = TopDownRenderer(scene, model.image_width_px, model.image_height_px)
     data = encode_entries(entries, seeds, scene, vocab, model, renderer, progress, "training")
     return vocab, data, entries
@@ -182,7 +220,7 @@ def evaluate_data(net: PlannerNet, data: TrainingData, batch_size: int = 256) ->
     return exact_match([[str(s) for s in p] for p in predicted], gold)
 
 
-def train_planner(
+def train_planner(  # noqa: PLR0915 -- one training loop, read top to bottom
     scene: Scene,
     suite: Sequence[SuiteEntry],
     *,
@@ -218,6 +256,7 @@ def train_planner(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, schedule)
     step_loss, presence_loss = nn.CrossEntropyLoss(ignore_index=-100), nn.BCEWithLogitsLoss()
     order_rng = random.Random(config.seed)
+    dropout_rng = torch.Generator().manual_seed(config.seed)
     history = []
     val_em = 0.0
     for epoch in range(1, config.epochs + 1):
@@ -228,6 +267,10 @@ def train_planner(
         for b in range(batches):
             rows = order[b * config.batch_size : (b + 1) * config.batch_size]
             words, glimpses, views, steps, presence = _batch(data, rows)
+            if config.word_dropout > 0:  # unknown words must not throw the model: hide some known ones
+                hide = torch.rand(words.shape, generator=dropout_rng) < config.word_dropout
+                names = (net.word_object[words] >= 0) | (net.word_zone[words] >= 0)  # type: ignore[index]
+                words = torch.where(hide & ~names & (words > 1), torch.ones_like(words), words)
             memory, pad, zone_tokens = net.encode(words, glimpses, views)
             prefix = torch.cat([torch.full((len(rows), 1), net.start), steps[:, :-1].clamp(min=0)], dim=1)
             logits = net.decode(memory, pad, prefix)

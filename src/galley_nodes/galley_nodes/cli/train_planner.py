@@ -32,9 +32,11 @@ def _run(args: argparse.Namespace) -> int:
         config = TrainConfig(
             episodes=args.episodes,
             instructions=args.instructions,
+            paraphrases=args.paraphrases,
             epochs=args.epochs,
             seed=args.seed,
             threads=args.threads,
+            validation=args.validation,
         )
     except ConfigError as err:  # the options are the config's fields: name the option
         raise UsageError(f"--{err.field} {err.value!r} is not allowed: {err.allowed}") from None
@@ -48,7 +50,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    d = {"episodes": 1500, "instructions": 4000, "epochs": 8}
+    d = {"episodes": 1500, "instructions": 3000, "paraphrases": 5000, "epochs": 8}
     p = sub.add_parser("train-planner", help="train galley's offline planner (CPU, minutes, shows progress)")
     p.add_argument("--scene", default="kitchen", help="scene name or file (default: kitchen)")
     p.add_argument(
@@ -58,10 +60,25 @@ def add_parser(sub: Any) -> None:
         "--episodes", type=whole_number(10), default=d["episodes"], help="distinct rendered episodes"
     )
     p.add_argument(
-        "--instructions", type=whole_number(10), default=d["instructions"], help="training samples"
+        "--instructions",
+        type=whole_number(10),
+        default=d["instructions"],
+        help="training samples from the suite's templates",
+    )
+    p.add_argument(
+        "--paraphrases",
+        type=whole_number(0),
+        default=d["paraphrases"],
+        help="training samples from galley's own paraphrase grammar (0: templates only)",
     )
     p.add_argument("--epochs", type=whole_number(1), default=d["epochs"], help="passes over the samples")
     p.add_argument("--seed", type=seed_number, default=0, help="seed of data, initialisation and batch order")
     p.add_argument("--threads", type=whole_number(1), default=1, help="torch CPU threads (default: 1)")
+    p.add_argument(
+        "--validation",
+        type=whole_number(0),
+        default=0,
+        help="suite train-split instructions to validate on (0: all)",
+    )
     p.add_argument("--out", type=Path, default=None, help="weights file (default: the shipped weights)")
     p.set_defaults(run=_run)

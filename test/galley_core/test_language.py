@@ -1,0 +1,122 @@
+"""Reading everyday instructions: typos, synonyms, location references, and refusing what the scene
+cannot ground, before any backend is asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from galley_core.scene import load_scene
+from galley_core.tasks.language import canonical, location_references, read, refusal
+from galley_core.tasks.planning import PlanningError, check_instruction
+from galley_core.tasks.suite import load_suite
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def kitchen():
+    return load_scene(REPO / "config" / "scenes" / "kitchen.yaml")
+
+
+REFUSED = {
+    "unknown action": ["Wash the bowl.", "Open the fridge, please.", "Could you slice the apple?",
+                       "Bring me a coffee"],
+    "question": ["How are you?", "Where is the bowl?", "Is the cup in the green zone?",
+                 "Which zone holds the plate?", "Did you move the apple to the red zone?"],
+    "negation": ["Leave everything as it is.", "Don't move the bowl.", "Nothing to do today.", "never mind"],
+    "nonsense": ["asdf qwerty", "Colorless green ideas sleep furiously.", "the the the",
+                 "Purple monkey dishwasher."],
+    "no target": ["Pick up the bowl.", "Move the cup to the kitchen."],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "text"), [(k, t) for k, texts in REFUSED.items() for t in texts])
+def test_out_of_scope_requests_are_refused_naming_the_input_and_what_galley_does(kitchen, kind, text):
+    with pytest.raises(PlanningError) as err:
+        check_instruction(text, kitchen)
+    assert err.value.kind == "out_of_scope", kind
+    assert repr(" ".join(text.split())) in err.value.reason
+    assert "Move the bowl to the green zone" in err.value.reason or "objects" in err.value.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Take the mug to the blue area.", "mug"),
+        ("move the bowl to the pink area", "pink"),
+        ("Carry the kettle to the yellow zone.", "kettle"),
+        ("Put the teapot in the red zone", "teapot"),
+        ("Move the spoon to the red zone.", "spoon"),  # one edit from "soon": no correction to filler
+    ],
+)
+def test_names_the_scene_lacks_are_unknown_names_with_the_valid_ones(kitchen, text, name):
+    with pytest.raises(PlanningError) as err:
+        check_instruction(text, kitchen)
+    assert err.value.kind == "unknown_name" and repr(name) in err.value.reason
+    assert "objects: apple, bowl, cup, fork, plate" in err.value.reason
+
+
+IN_SCOPE = [
+    "to the green zone, take the bowl",
+    "bowl -> green",
+    "bwol to the gren area",
+    "Hey robot, would you mind moving the plate over to the green spot?",
+    "Why don't you move the cup to the red zone?",
+    "Move the cup to the yellow region and then the fork to the red place.",
+    "whatever is on the blue area should go to the red zone",
+    "the red zone's item goes to the blue zone",
+    "Swap the bowl and the cup.",
+    "put the apple next to the plate, if you don't mind",
+    "Move the red apple to the green zone",
+    "grab fork, drop at purple",
+    "I was wondering if you could move the bowl to the green zone?",
+    "the bowl to green?",
+    "Don't forget to put the cup in the red zone",
+    "Can I have the bowl in the green zone?",
+    "Shall we move the plate to the blue zone?",
+    "Take the cup away form the green zone to the red zone",
+]
+
+
+@pytest.mark.parametrize("text", IN_SCOPE)
+def test_everyday_in_scope_requests_are_not_refused(kitchen, text):
+    assert refusal(text, kitchen) is None
+
+
+def test_no_suite_instruction_is_refused(kitchen):
+    _, suite = load_suite(REPO / "config" / "suites" / "kitchen_v1.yaml")
+    refused = [e.instruction for e in suite if refusal(e.instruction, kitchen) is not None]
+    assert refused == []
+
+
+def test_typos_are_corrected_to_the_one_name_or_word_an_edit_away(kitchen):
+    reading = read("Tkae the bwol to the gren zoen, plaese", kitchen)
+    assert reading.tokens[:6] == ("take", "the", "bowl", "to", "the", "green")
+    assert ("bwol", "bowl") in reading.corrections and ("zoen", "zone") in reading.corrections
+    assert read("move the spoon", kitchen).tokens[-1] == "spoon"  # nothing in the lexicon one edit away
+    assert (
+        read("take it away form the red zone", kitchen).tokens[3] == "from"
+    )  # a name is not followed by "the"
+    assert read("move the form", kitchen).tokens[-1] == "fork"
+
+
+def test_location_references_are_found_and_resolved_from_where_objects_lie(kitchen):
+    tokens = list(read("Move the thing in the red zone to the blue zone", kitchen).tokens)
+    assert location_references(tokens, kitchen) == [(1, 7, "red")]
+    assert canonical("Move the thing in the red zone to the blue area", kitchen, {"red": "cup"}) == (
+        "move the cup to the blue zone"
+    )
+    assert (
+        canonical("what's on the red spot -> yellow", kitchen, {"red": "fork"}) == "the fork to yellow zone"
+    )
+
+
+def test_the_canonical_reading_drops_filler_and_reads_synonyms(kitchen):
+    assert canonical("Could you please shift the bowl into the green area, thanks!", kitchen) == (
+        "move the bowl into the green zone"
+    )
+    assert canonical("to the green zone, take the bowl", kitchen) == "to the green zone sep move the bowl"
+    assert canonical("put the red apple in blue", kitchen) == "move the apple in blue zone"
+    assert canonical("bowl green, cup red", kitchen) == "bowl to green zone sep cup to red zone"
