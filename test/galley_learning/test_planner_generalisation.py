@@ -11,6 +11,7 @@ import pytest
 
 from galley_core.tasks.phrasings import OUT_OF_SCOPE_KINDS, PHRASING_KINDS
 from galley_core.tasks.suite import SuiteEntry, load_suite
+from galley_learning.planners import make_planner
 from galley_learning.planners.evaluate import (
     Outcome,
     format_comparison,
@@ -19,15 +20,16 @@ from galley_learning.planners.evaluate import (
     spread,
 )
 
-# Bars for the default planner (``galley``). The lead sets them from the improved planner's numbers
-# (issue 21 asks for whole-plan accuracy >= 0.95 and EM >= 0.97 on the phrasing split, >= 95 % of
-# out-of-scope requests refused, <= 2 % of in-scope ones refused). For now they are today's planner's
-# values on this test's sample (phrasing EM 0.415, whole-plan accuracy 0.297, out-of-scope refused
-# 0.333, in-scope false refusal 0.2125) less a margin.
-MIN_PHRASING_EM = 0.38
-MIN_PHRASING_ACCURACY = 0.26
-MIN_OUT_OF_SCOPE_REFUSAL = 0.28
-MAX_IN_SCOPE_FALSE_REFUSAL = 0.25
+# Bars for the default planner (``galley``), set from what the v2 planner measured on this split,
+# which was written apart from its training language and seen by nobody who trained it: phrasing EM
+# 0.847, whole-plan accuracy 0.819, out-of-scope refused 1.000, in-scope refused 0.075 of test +
+# unseen + phrasing (0.1187 of phrasing alone; 0.0 of this test's suite sample). The v1 planner
+# measured 0.415, 0.297, 0.333 and 0.2125. Issue 21 asks for >= 0.97, >= 0.95, >= 0.95 and <= 0.02:
+# the first two and the last are not reached yet (README, "The planner").
+MIN_PHRASING_EM = 0.82
+MIN_PHRASING_ACCURACY = 0.79
+MIN_OUT_OF_SCOPE_REFUSAL = 0.95
+MAX_IN_SCOPE_FALSE_REFUSAL = 0.12  # this sample: 38 of 400 (0.095)
 #: Instructions planned, taken evenly (so every kind keeps its share): all 320 of the phrasing split,
 #: 40 of each of the suite's test and unseen splits (for the false refusal rate), all 84 of the
 #: out-of-scope set. About 5 s on one thread.
@@ -53,8 +55,6 @@ def phrasing_suite(request):
 def test_the_default_planner_clears_the_bars_on_held_out_phrasings_and_refuses_the_out_of_scope(
     kitchen, suite, phrasing_suite, renderer, one_torch_thread
 ):
-    from galley_learning.planners import make_planner
-
     planner = make_planner("galley")
     entries = spread([e for e in suite if e.split == "test"], SUITE_SAMPLE)
     entries += spread([e for e in suite if e.split == "unseen"], SUITE_SAMPLE)
