@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from galley_nodes.cli import image_size
-from galley_nodes.cli.collect import CollectConfig, collect
+from galley_cli import image_size
+from galley_cli.collect import CollectConfig, collect
 
 TARGET_EPISODES_PER_HOUR = 1000.0
 

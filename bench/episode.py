@@ -27,10 +27,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import galley_nodes.cli.run as episode_module
+import galley_cli.run as episode_module
 from galley_core.tasks.suite import load_suite
-from galley_nodes.config_files import config_dirs
-from galley_nodes.qos import QoS
+from galley_runtime.config_files import config_dirs
+from galley_runtime.qos import QoS
 
 KITCHEN_R_WALL_S_PER_EPISODE = 60.0
 

@@ -24,13 +24,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from galley_nodes.embedded import EmbeddedHost
-from galley_nodes.embedded.rosbags_messages import serialize, typestore
 from galley_nodes.nodes.recorder import RecorderNode
 from galley_nodes.nodes.square_driver import SquareDriverNode
-from galley_nodes.qos import QoS
-from galley_nodes.recording.hdf5 import Hdf5EpisodeWriter
-from galley_nodes.recording.rosbags_writer import RosbagsWriter
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.embedded.rosbags_messages import serialize, typestore
+from galley_runtime.qos import QoS
+from galley_runtime.recording.hdf5 import Hdf5EpisodeWriter
+from galley_runtime.recording.rosbags_writer import RosbagsWriter
 from galley_sim.sim_node import SimNode
 
 SIM = {"seed": 1, "cameras_enabled": True}

@@ -21,10 +21,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from galley_cli import image_size
 from galley_core.episode import sample_episode
-from galley_core.scene import load_scene, scene_path
-from galley_nodes.cli import image_size
-from galley_nodes.config_files import config_dirs
+from galley_runtime.config_files import find_scene
 from galley_sim.rendering import SideBySideRenderer
 from galley_sim.simulator import KitchenSim, SimOptions
 
@@ -57,7 +56,7 @@ def ms_per_tick(render: Callable[[], object], ticks: int) -> float:
 def measure(size: tuple[int, int], seeds: int, ticks: int) -> dict[str, dict[str, float]]:
     import mujoco  # after galley_sim, which chooses MuJoCo's headless OpenGL backend
 
-    scene = load_scene(scene_path("kitchen", [d / "scenes" for d in config_dirs()]))
+    scene = find_scene("kitchen")
     sim = KitchenSim(scene, SimOptions(image_width=size[0], image_height=size[1]))
     option = mujoco.MjvOption()  # the robot cameras' default view: zones hidden
     renderers = {name: draw(sim, size, *how) for name, how in {**METHODS, "reference": REFERENCE}.items()}

@@ -18,11 +18,10 @@ import json
 import time
 
 from galley_core.episode import sample_episode
-from galley_core.scene import load_scene, scene_path
-from galley_nodes.config_files import config_dirs
-from galley_nodes.embedded import EmbeddedHost
 from galley_nodes.nodes.square_driver import SquareDriverNode
-from galley_nodes.qos import QoS
+from galley_runtime.config_files import find_scene
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.qos import QoS
 from galley_sim.sim_node import SimNode
 from galley_sim.simulator import KitchenSim
 
@@ -54,7 +53,7 @@ def raw_rtf(steps: int) -> float:
     """MuJoCo's own step loop on the same model and episode: the ceiling."""
     import mujoco  # after galley_sim, which chooses the headless GL backend
 
-    scene = load_scene(scene_path("kitchen", [d / "scenes" for d in config_dirs()]))
+    scene = find_scene("kitchen")
     sim = KitchenSim(scene)
     sim.reset(sample_episode(scene, 1))
     sim.data.ctrl[sim.model.actuator("base_x").id] = 0.1

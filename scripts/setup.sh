@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up galley without ROS 2: a virtual environment in .venv with the pinned dependencies and
-# galley's packages (galley_core and galley_nodes editable, galley_msgs' .msg files installed).
+# galley's packages (editable, from the bottom floor up; galley_msgs' .msg files installed).
 # Safe to run again. Needs Python 3.11+ with venv (mujoco 4 has no Python 3.10 build) (PYTHON=... to choose the interpreter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +44,8 @@ if [ "$(cat "$LLAMA_STAMP" 2>/dev/null)" != "$LLAMA_WANTED" ] \
         --no-binary llama-cpp-python --force-reinstall --no-deps -r requirements-llama.txt
     echo "$LLAMA_WANTED" > "$LLAMA_STAMP"
 fi
-echo "setup: installing galley_core, galley_nodes, galley_sim, galley_msgs"
+echo "setup: installing galley_core, galley_runtime, galley_sim, galley_learning, galley_nodes, galley_cli, galley_isaac, galley_msgs"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
-    -e src/galley_core -e src/galley_nodes -e src/galley_sim -e src/galley_isaac -e src/galley_learning ./src/galley_msgs
+    -e src/galley_core -e src/galley_runtime -e src/galley_sim -e src/galley_learning \
+    -e src/galley_nodes -e src/galley_cli -e src/galley_isaac ./src/galley_msgs
 echo "setup: done; the galley command is .venv/bin/galley"

@@ -1,5 +1,6 @@
-"""Shared fixtures. Tests mirror src/: test/galley_core for the algorithms, test/galley_nodes for
-nodes and hosts. Nodes run in the embedded host; tests marked ros2 need rclpy and skip without it."""
+"""Shared fixtures. Tests mirror src/: test/galley_core for the algorithms, test/galley_runtime for
+the hosts and recording, test/galley_nodes for the nodes, test/galley_cli for the command.
+Nodes run in the embedded host; tests marked ros2 need rclpy and skip without it."""
 
 from __future__ import annotations
 

@@ -12,7 +12,14 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=[package_name, package_name + ".*"]),
     package_data={package_name: ["py.typed", "planners/weights/*.pt", "planners/weights/*.json"]},
-    install_requires=["galley-core", "galley-sim", "numpy>=1.24", "torch>=2.3", "httpx>=0.27"],
+    install_requires=[
+        "galley-core",
+        "galley-runtime",
+        "galley-sim",
+        "numpy>=1.24",
+        "torch>=2.3",
+        "httpx>=0.27",
+    ],
     extras_require={
         "policy": ["diffusers>=0.30", "scipy>=1.10", "opencv-python-headless>=4.8"],
         "lerobot": ["pyarrow>=15", "av>=15,<16"],

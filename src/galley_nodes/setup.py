@@ -20,21 +20,27 @@ def node_names() -> list[str]:
 setup(
     name="galley-nodes",
     version="0.1.0",
-    description="galley's nodes, the embedded host, the rclpy host and the galley command",
+    description="galley's nodes, the stack description and their ros2 run executables",
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=[package_name, package_name + ".*"]),
     package_data={package_name: ["py.typed"]},
-    install_requires=["galley-core", "numpy>=1.24", "pyyaml>=5.4", "rosbags>=0.11.9,<0.12"],
+    install_requires=[
+        "galley-core",
+        "galley-runtime",
+        "galley-sim",
+        "galley-learning",
+        "numpy>=1.24",
+        "pyyaml>=5.4",
+    ],
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
     ],
     entry_points={
         "console_scripts": [
-            "galley = galley_nodes.cli.main:main",
             # One executable per node: `ros2 run galley_nodes <node>`.
-            *(f"{name} = galley_nodes.ros2.executables:{name}" for name in node_names()),
+            *(f"{name} = galley_nodes.executables:{name}" for name in node_names()),
         ],
     },
     zip_safe=False,

@@ -14,7 +14,7 @@ setup(
     package_data={package_name: ["py.typed", "models/*/*.xml", "models/*/*.md"]},
     install_requires=[
         "galley-core",
-        "galley-nodes",
+        "galley-runtime",
         "mujoco>=3.3",
         "numpy>=1.24",
         "opencv-python-headless>=4.8",

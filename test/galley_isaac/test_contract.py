@@ -20,8 +20,8 @@ from galley_isaac.contract import (
     tf_edges,
 )
 from galley_isaac.graphs import bridge_graphs
-from galley_nodes.embedded import EmbeddedHost
-from galley_nodes.qos import QoS
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.qos import QoS
 from galley_sim.sim_node import SimNode
 
 TF_TOPICS = {"/tf": "tf2_msgs/msg/TFMessage", "/tf_static": "tf2_msgs/msg/TFMessage"}

@@ -171,7 +171,7 @@ def test_out_of_scope_requests_get_no_plan(planner, kitchen, renderer, kind):
 
 
 def test_train_planner_command_retrains_with_the_paraphrase_grammar(tmp_path, capsys):
-    from galley_nodes.cli.main import main
+    from galley_cli.main import main
 
     out = tmp_path / "w.pt"
     args = ["--episodes", "10", "--instructions", "16", "--paraphrases", "16", "--epochs", "1"]

@@ -17,9 +17,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from galley_cli.main import main
 from galley_learning.lerobot import frame_tasks
 from galley_learning.policy.frames import ACTION_NAMES, STATE_NAMES, episode_frames
-from galley_nodes.cli.main import main
 
 av = pytest.importorskip("av")
 
@@ -39,7 +39,7 @@ def _small_params(folder: Path) -> Path:
 @pytest.fixture(scope="session")
 def collection(tmp_path_factory):
     """Two short successful episodes with cameras under episodes/, and one under failed/."""
-    from galley_nodes.cli.run import run_episode
+    from galley_cli.run import run_episode
 
     root = tmp_path_factory.mktemp("collection")
     params = _small_params(tmp_path_factory.mktemp("params"))
@@ -62,7 +62,7 @@ def collection(tmp_path_factory):
 def exported(collection, tmp_path_factory):
     out = tmp_path_factory.mktemp("export") / "galley_ds"
     proc = subprocess.run(
-        [sys.executable, "-m", "galley_nodes.cli.main", "export-lerobot", str(collection), str(out)],
+        [sys.executable, "-m", "galley_cli.main", "export-lerobot", str(collection), str(out)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -347,7 +347,7 @@ def test_resampling_and_resizing_options(collection, tmp_path):
 @pytest.fixture(scope="module")
 def camera_less(tmp_path_factory):
     """A collection whose one bag was recorded without cameras."""
-    from galley_nodes.cli.run import run_episode
+    from galley_cli.run import run_episode
 
     root = tmp_path_factory.mktemp("no_cameras")
     run_episode(

@@ -112,8 +112,8 @@ def test_refusals_count_as_false_refusals_in_scope_and_plans_as_false_acceptance
 
 
 def test_eval_planner_reports_every_split_and_says_why_a_backend_is_skipped(capsys, one_torch_thread):
+    from galley_cli.eval_planner import _backend, run_planner_eval
     from galley_core.tasks.planning import PlanningError
-    from galley_nodes.cli.eval_planner import _backend, run_planner_eval
 
     figures = run_planner_eval("galley", limit=8, progress=lambda _m: None)
     assert {"em_test", "em_unseen", "em_phrasing", "false_acceptance", "false_refusal_in_scope"} <= set(

@@ -19,15 +19,15 @@ import yaml
 pytest.importorskip("torch")
 pytest.importorskip("diffusers")
 
+from galley_cli.collect import CollectConfig, collect
+from galley_cli.main import main
 from galley_core.config import ConfigError
 from galley_core.tasks.suite import load_suite
 from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset, find_bags
 from galley_learning.policy.frames import ACTION_NAMES, STATE_NAMES, episode_frames
 from galley_learning.policy.runtime import PolicyRunner
 from galley_learning.policy.train import TrainConfig, heldout_mse, train
-from galley_nodes.cli.collect import CollectConfig, collect
-from galley_nodes.cli.main import main
-from galley_nodes.config_files import config_dirs
+from galley_runtime.config_files import config_dirs
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +179,7 @@ def test_policy_node_sees_what_training_sees(
     commands must be the bag's action there.
     """
     import galley_nodes.nodes.diffusion_policy as node_module
-    from galley_nodes.cli.run import run_episode
+    from galley_cli.run import run_episode
 
     seen: list[dict[str, object]] = []
     act = PolicyRunner.act
@@ -221,8 +221,8 @@ def test_policy_node_sees_what_training_sees(
 
 
 def test_policy_node_names_a_missing_run(tmp_path: Path) -> None:
-    from galley_nodes.embedded import EmbeddedHost
     from galley_nodes.registry import load_node_class
+    from galley_runtime.embedded import EmbeddedHost
 
     host = EmbeddedHost([])
     with pytest.raises(ConfigError, match="run"):
@@ -241,7 +241,7 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_collection_stops_at_a_mistake_every_episode_would_repeat(tmp_path: Path) -> None:
-    from galley_nodes.cli.collect import CollectError
+    from galley_cli.collect import CollectError
 
     config = CollectConfig(episodes=3, out=tmp_path / "c", camera_rate_hz=-1.0)
     with pytest.raises(CollectError, match="camera_rate_hz") as err:

@@ -12,12 +12,12 @@ from galley_core.config import ConfigError
 from galley_core.episode import Episode, ObjectPlacement
 from galley_core.geometry import Pose2D
 from galley_core.scene import load_scene
-from galley_nodes import messages
-from galley_nodes.embedded import EmbeddedHost
 from galley_nodes.nodes.arm_controller import ArmControllerNode
-from galley_nodes.params_file import ParameterError
-from galley_nodes.qos import QoS
 from galley_nodes.registry import load_node_class
+from galley_runtime import messages
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.params_file import ParameterError
+from galley_runtime.qos import QoS
 from galley_sim.sim_node import SimNode
 
 ACTIVE, SUCCEEDED, FAILED = 1, 2, 3

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from galley_nodes.params_file import config_for_node, load_params_files, parameters_for
 from galley_nodes.registry import NODES, load_node_class
+from galley_runtime.params_file import config_for_node, load_params_files, parameters_for
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH_FILES = sorted((REPO / "launch").glob("*.launch.py"))

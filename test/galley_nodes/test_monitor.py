@@ -13,10 +13,10 @@ import pytest
 from galley_core.episode import Episode, ObjectPlacement
 from galley_core.geometry import Pose2D
 from galley_core.scene import load_scene
-from galley_nodes import messages
-from galley_nodes.embedded import EmbeddedHost
 from galley_nodes.nodes.monitor import ABORT, STEP_STARTED, STEP_SUCCEEDED, MonitorNode
-from galley_nodes.qos import QoS
+from galley_runtime import messages
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.qos import QoS
 from galley_sim.sim_node import SimNode
 
 

@@ -10,14 +10,14 @@ import pytest
 
 from galley_core.geometry import Pose2D, Transform, normalize_angle, quaternion_from_yaw
 from galley_core.navigation.grid import OccupancyGrid, save_map_yaml
-from galley_nodes import messages
-from galley_nodes.conversions import path_msg, pose_msg, transform_stamped_msg
-from galley_nodes.embedded import EmbeddedHost
 from galley_nodes.nodes.diff_drive_controller import DiffDriveControllerNode
 from galley_nodes.nodes.global_planner import GlobalPlannerNode
 from galley_nodes.nodes.map_server import MapServerNode
 from galley_nodes.nodes.unicycle_base import UnicycleBaseNode
-from galley_nodes.qos import QoS
+from galley_runtime import messages
+from galley_runtime.conversions import path_msg, pose_msg, transform_stamped_msg
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.qos import QoS
 
 STATUS = "galley_msgs/msg/ActionStatus"
 SUCCEEDED, FAILED, CANCELED = 2, 3, 4

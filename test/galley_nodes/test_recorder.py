@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from rosbags.rosbag2 import Reader
 
-from galley_nodes.embedded import EmbeddedHost
-from galley_nodes.embedded.rosbags_messages import deserialize
 from galley_nodes.nodes.recorder import DiskSpaceError, RecorderConfig, RecorderNode
-from galley_nodes.recording.metadata_file import read_custom_data
 from galley_nodes.registry import NODES, load_node_class
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.embedded.rosbags_messages import deserialize
+from galley_runtime.recording.metadata_file import read_custom_data
 from galley_sim.sim_node import SimNode
 
 
@@ -81,7 +81,7 @@ def _topics(group: Any, prefix: str = "") -> list[str]:
 _CHILD = textwrap.dedent(
     """
     import sys
-    from galley_nodes.embedded import EmbeddedHost
+    from galley_runtime.embedded import EmbeddedHost
     from galley_nodes.nodes.recorder import RecorderNode
     from galley_sim.sim_node import SimNode
 

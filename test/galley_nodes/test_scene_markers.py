@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from galley_nodes.embedded import EmbeddedHost
-from galley_nodes.embedded.rosbags_messages import serialize
-from galley_nodes.qos import QoS
 from galley_nodes.registry import load_node_class
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.embedded.rosbags_messages import serialize
+from galley_runtime.qos import QoS
 
 
 def test_the_kitchen_and_the_robot_are_published_as_latched_markers():

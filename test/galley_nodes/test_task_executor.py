@@ -9,10 +9,10 @@ import pytest
 
 from galley_core.episode import Episode
 from galley_core.geometry import Pose2D
-from galley_nodes import messages
-from galley_nodes.embedded import EmbeddedHost
-from galley_nodes.qos import QoS
 from galley_nodes.registry import load_node_class
+from galley_runtime import messages
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.qos import QoS
 
 
 def navigation_host(repo, tmp_path, **executor_params: Any) -> tuple[EmbeddedHost, Any, dict[str, list[Any]]]:
@@ -122,7 +122,7 @@ def test_teleport_on_failure_puts_the_base_at_the_failed_goal_and_goes_on(repo, 
 def test_criteria_completion_judges_the_oracle_as_it_goes(tmp_path):
     """completion: criteria ends each step as soon as ground truth meets it (before the oracle
     reports); a pick needs the object lifted and in the gripper."""
-    from galley_nodes.cli.run import run_episode
+    from galley_cli.run import run_episode
 
     params = tmp_path / "criteria.yaml"
     params.write_text("task_executor:\n  ros__parameters:\n    completion: criteria\n")

@@ -9,10 +9,10 @@ from typing import Any
 from galley_core.episode import sample_episode
 from galley_core.scene import load_scene
 from galley_core.tasks.suite import plan_for_instruction
-from galley_nodes import messages
-from galley_nodes.embedded import EmbeddedHost
-from galley_nodes.qos import QoS
 from galley_nodes.registry import load_node_class
+from galley_runtime import messages
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.qos import QoS
 
 FAILED, SUCCEEDED = 3, 2
 

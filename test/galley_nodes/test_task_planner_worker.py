@@ -6,10 +6,10 @@ from __future__ import annotations
 from rosbags.highlevel import AnyReader
 
 from galley_learning.planners.worker import PlannerProcess
-from galley_nodes import messages
-from galley_nodes.embedded import EmbeddedHost
-from galley_nodes.qos import QoS
 from galley_nodes.registry import load_node_class
+from galley_runtime import messages
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.qos import QoS
 
 FAILED = 3
 

@@ -14,7 +14,7 @@ from galley_sim.map_export import rasterize_scene
 
 def test_committed_kitchen_map_matches_a_fresh_export(repo, tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "galley_nodes.cli.main", "map", "--scene", "kitchen", "--out", str(tmp_path)],
+        [sys.executable, "-m", "galley_cli.main", "map", "--scene", "kitchen", "--out", str(tmp_path)],
         capture_output=True,
         text=True,
         check=False,

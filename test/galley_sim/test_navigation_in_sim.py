@@ -11,11 +11,11 @@ import pytest
 from galley_core.episode import Episode
 from galley_core.geometry import Pose2D, normalize_angle
 from galley_core.scene import load_scene
-from galley_nodes import messages
-from galley_nodes.conversions import pose_msg
-from galley_nodes.embedded import EmbeddedHost
-from galley_nodes.qos import QoS
 from galley_nodes.registry import load_node_class
+from galley_runtime import messages
+from galley_runtime.conversions import pose_msg
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.qos import QoS
 
 SUCCEEDED, FAILED = 2, 3
 

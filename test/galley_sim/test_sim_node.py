@@ -15,10 +15,10 @@ from galley_core.episode import Episode, ObjectPlacement, sample_episode
 from galley_core.geometry import Pose2D, normalize_angle
 from galley_core.scene import load_scene
 from galley_isaac.config import load_bridge_config
-from galley_nodes import messages
-from galley_nodes.conversions import pose2d_from_pose_msg
-from galley_nodes.embedded import EmbeddedHost
-from galley_nodes.qos import QoS
+from galley_runtime import messages
+from galley_runtime.conversions import pose2d_from_pose_msg
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.qos import QoS
 from galley_sim.rendering import COARSE_TESSELLATION, COARSE_UP_TO_HEIGHT, SideBySideRenderer, average_blocks
 from galley_sim.sim_node import SimNode
 from galley_sim.simulator import (
@@ -365,7 +365,7 @@ def test_the_same_seed_gives_the_same_episode_and_stream(kitchen, tmp_path):
 
 
 def messages_bytes(msg: Any) -> bytes:
-    from galley_nodes.embedded.rosbags_messages import serialize
+    from galley_runtime.embedded.rosbags_messages import serialize
 
     return serialize(msg)
 

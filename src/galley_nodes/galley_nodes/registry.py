@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-from galley_nodes.node import Node
+from galley_runtime.node import Node
 
 __all__ = ["NODES", "load_node_class"]
 

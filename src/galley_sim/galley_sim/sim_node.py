@@ -28,17 +28,16 @@ import numpy as np
 from galley_core.config import Config, ConfigError, param
 from galley_core.episode import Episode, sample_episode
 from galley_core.geometry import Transform
-from galley_core.scene import load_scene, scene_path
-from galley_nodes import messages
-from galley_nodes.config_files import config_dirs
-from galley_nodes.conversions import (
+from galley_runtime import messages
+from galley_runtime.config_files import find_scene
+from galley_runtime.conversions import (
     pose2d_from_pose_msg,
     pose_msg,
     transform_stamped_msg,
     transform_stamped_msgs_from_values,
 )
-from galley_nodes.node import Node, Publishes, Subscribes, Timer
-from galley_nodes.qos import QoS
+from galley_runtime.node import Node, Publishes, Subscribes, Timer
+from galley_runtime.qos import QoS
 from galley_sim.simulator import ROBOT_FRAMES, STATIC_FRAMES, KitchenSim, SimOptions
 
 _LATCHED = QoS.latched()
@@ -129,7 +128,7 @@ class SimNode(Node):
     def __init__(self, host: Any, config: SimConfig) -> None:
         super().__init__(host, config)
         c = config
-        self.scene = load_scene(scene_path(c.scene, [d / "scenes" for d in config_dirs()]))
+        self.scene = find_scene(c.scene)
         self.sim = KitchenSim(
             self.scene,
             SimOptions(

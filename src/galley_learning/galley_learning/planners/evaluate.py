@@ -27,6 +27,7 @@ from galley_core.tasks.phrasings import OUT_OF_SCOPE_KINDS, PHRASING_KINDS, phra
 from galley_core.tasks.planning import Planner, PlanningError, PromptConfig
 from galley_core.tasks.suite import SuiteEntry
 from galley_learning.planners.images import TopDownRenderer, blank_like
+from galley_runtime.config_files import find_scene
 
 __all__ = [
     "ABLATION_ROWS",
@@ -352,12 +353,10 @@ def predict_suite_plans(planner: str, entries: Sequence[SuiteEntry], scene: str)
     Each entry is planned on the top-down image of its episode; a failure gives an empty plan.
     This is what ``galley eval --mode planner|joint`` calls.
     """
-    from galley_core.scene import load_scene, scene_path
-    from galley_nodes.cli.plan import planner_from_params
-    from galley_nodes.config_files import config_dirs
+    from galley_learning.planners.configured import planner_from_params
 
     made, _, _ = planner_from_params(planner, None)
-    the_scene = load_scene(scene_path(scene, [d / "scenes" for d in config_dirs()]))
+    the_scene = find_scene(scene)
     return [list(p) for p in evaluate_plans(made, the_scene, entries)]
 
 

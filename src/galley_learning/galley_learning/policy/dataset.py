@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from galley_learning.policy.frames import ACTION_NAMES, CAMERAS, STATE_NAMES, episode_frames
-from galley_nodes.recording.staging import interrupted_bags, interrupted_error, is_staging, staged_splits
+from galley_runtime.recording.staging import interrupted_bags, interrupted_error, is_staging, staged_splits
 
 __all__ = ["DatasetConfig", "PolicyData", "build_dataset", "find_bags", "normalizer_stats"]
 

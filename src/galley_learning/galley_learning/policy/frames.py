@@ -1,6 +1,6 @@
 """One recorded episode as policy frames: observations and Kitchen-R's action points, at a fixed rate.
 
-Reads a bag through the recorder's dataset reader (:mod:`galley_nodes.recording.dataset`) and
+Reads a bag through the recorder's dataset reader (:mod:`galley_runtime.recording.dataset`) and
 derives, per tick of ``rate_hz``:
 
 * ``action`` (T, 10): Kitchen-R's action point (Sec. IV) ``(v, ω, x, y, z, qw, qx, qy, qz, g)``:
@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from galley_core.manipulation.kinematics import ArmKinematics, load_arm
+from galley_sim.mjcf import ROBOT_XML
 
 __all__ = [
     "ACTION_NAMES",
@@ -71,9 +72,7 @@ class EpisodeFrames:
 
 def load_robot_arm() -> ArmKinematics:
     """The arm of galley_sim's robot description, rooted at ``base_link``, to its ``tcp`` site."""
-    from galley_nodes.nodes.arm_controller import default_robot_description
-
-    return load_arm(default_robot_description(), root_body="base_link", tcp_site="tcp")
+    return load_arm(ROBOT_XML, root_body="base_link", tcp_site="tcp")
 
 
 def ee_pose(arm: ArmKinematics, q: F64) -> tuple[F64, F64]:
@@ -143,7 +142,7 @@ def episode_frames(
         ValueError: the bag lacks a stream the frames need (names the topic).
         FileNotFoundError: no bag at ``bag``.
     """
-    from galley_nodes.recording.dataset import DatasetStreams, load_episode
+    from galley_runtime.recording.dataset import DatasetStreams, load_episode
 
     streams = DatasetStreams(cameras={f"image/{n}": t for n, t in cameras.items()})
     data = load_episode(bag, rate_hz, streams)

@@ -26,6 +26,7 @@ import torch
 from galley_learning.policy.dataset import PolicyData
 from galley_learning.policy.model import SIZES, DiffusionPolicy, PolicyConfig, tokenize, with_vocabulary
 from galley_learning.policy.normalize import Normalizer
+from galley_runtime.config_files import find_scene
 
 __all__ = ["Batches", "TrainConfig", "evaluate_mse", "heldout_mse", "resident_images", "train"]
 
@@ -158,12 +159,10 @@ def _vocabulary(data: PolicyData) -> list[str]:
     """Words of the dataset's steps and of every valid step of its scene (so unseen steps encode)."""
     words = [w for s in data.meta["steps"] for w in s.split()]
     try:
-        from galley_core.scene import load_scene, scene_path
         from galley_core.tasks.grammar import valid_steps
-        from galley_nodes.config_files import config_dirs
 
         name = next((e["scene"] for e in data.meta["episodes"] if e.get("scene")), "kitchen")
-        scene = load_scene(scene_path(name, [d / "scenes" for d in config_dirs()]))
+        scene = find_scene(name)
         words += [w for s in valid_steps(scene) for w in s.split()]
     except (FileNotFoundError, ValueError):
         pass

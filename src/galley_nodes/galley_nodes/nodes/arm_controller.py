@@ -17,7 +17,6 @@ orientation is all zeros keeps the object's current yaw; otherwise its yaw is th
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -30,18 +29,19 @@ from galley_core.geometry import Transform
 from galley_core.manipulation.kinematics import KinematicsError, load_arm
 from galley_core.manipulation.pick_place import GraspSpec, PickPlace, PickPlaceConfig, PickPlaceState
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig
-from galley_core.scene import SceneError, load_scene, scene_path
+from galley_core.scene import SceneError
 from galley_core.tf_tree import TransformError
-from galley_nodes.config_files import config_dirs
-from galley_nodes.conversions import (
+from galley_runtime.config_files import find_scene
+from galley_runtime.conversions import (
     joint_positions_from_msg,
     joint_state_msg,
     transform_from_msg,
     transform_from_pose_msg,
 )
-from galley_nodes.msg_constants import ARM_PICK, ARM_PLACE
-from galley_nodes.node import Node, Publishes, Subscribes, Timer
-from galley_nodes.qos import QoS
+from galley_runtime.msg_constants import ARM_PICK, ARM_PLACE
+from galley_runtime.node import Node, Publishes, Subscribes, Timer
+from galley_runtime.qos import QoS
+from galley_sim.mjcf import ROBOT_XML
 
 FINGERS = ("left_finger", "right_finger")
 
@@ -64,16 +64,6 @@ class ArmControllerConfig(RmpFlowConfig, PickPlaceConfig):
     joint_state_timeout_s: float = param(0.5, "fail when /joint_states is older than this", unit="s", gt=0.0)
 
 
-def default_robot_description() -> Path:
-    """galley_sim's robot description, found without importing galley_sim (or mujoco)."""
-    spec = importlib.util.find_spec("galley_sim")
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigError(
-            "robot_description", "", "a path to the robot's MJCF file (galley_sim is not installed)"
-        )
-    return Path(next(iter(spec.submodule_search_locations))) / "models" / "galley_mm" / "robot.xml"
-
-
 def _sub_config(cls: Any, config: Any) -> Any:
     return cls(**{f.name: getattr(config, f.name) for f in fields(cls)})
 
@@ -94,7 +84,7 @@ class ArmControllerNode(Node):
 
     def __init__(self, host: Any, config: ArmControllerConfig) -> None:
         super().__init__(host, config)
-        path = Path(config.robot_description) if config.robot_description else default_robot_description()
+        path = Path(config.robot_description) if config.robot_description else ROBOT_XML
         try:
             self.arm = load_arm(path, root_body=config.base_frame, tcp_site=config.tcp_site)
         except KinematicsError as err:
@@ -104,7 +94,7 @@ class ArmControllerNode(Node):
                 "posture", config.posture, f"{self.arm.dof} joint positions ({self.arm.joint_names})"
             )
         try:
-            self.scene = load_scene(scene_path(config.scene, [d / "scenes" for d in config_dirs()]))
+            self.scene = find_scene(config.scene)
         except SceneError as err:
             raise ConfigError("scene", config.scene, f"a scene name or file ({err})") from None
         self.machine = PickPlace(

@@ -25,10 +25,10 @@ from galley_core.navigation.diff_drive import (
     FollowedPath,
 )
 from galley_core.tf_tree import TransformError
-from galley_nodes import messages
-from galley_nodes.conversions import path_from_msg, pose2d_from_pose_msg, transform_from_msg
-from galley_nodes.node import Node, Publishes, Subscribes, Timer
-from galley_nodes.qos import QoS
+from galley_runtime import messages
+from galley_runtime.conversions import path_from_msg, pose2d_from_pose_msg, transform_from_msg
+from galley_runtime.node import Node, Publishes, Subscribes, Timer
+from galley_runtime.qos import QoS
 
 
 @dataclass(frozen=True)

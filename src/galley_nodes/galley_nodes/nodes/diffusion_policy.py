@@ -26,11 +26,11 @@ from galley_core.config import Config, ConfigError, param
 from galley_core.geometry import yaw_from_quaternion
 from galley_core.manipulation.rmpflow import RmpFlow, RmpState
 from galley_learning.policy.frames import FINGER_OPEN_M, ee_pose, load_robot_arm, robot_state
-from galley_nodes.conversions import image_from_msg, joint_positions_from_msg, joint_state_msg
-from galley_nodes.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
-from galley_nodes.node import Node, Publishes, Subscribes, Timer
 from galley_nodes.nodes.arm_controller import FINGERS
-from galley_nodes.qos import QoS
+from galley_runtime.conversions import image_from_msg, joint_positions_from_msg, joint_state_msg
+from galley_runtime.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
+from galley_runtime.node import Node, Publishes, Subscribes, Timer
+from galley_runtime.qos import QoS
 
 
 @dataclass(frozen=True)

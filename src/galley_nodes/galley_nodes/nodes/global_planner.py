@@ -21,16 +21,16 @@ from galley_core.config import param
 from galley_core.geometry import Pose2D
 from galley_core.navigation.theta_star import ThetaStar, ThetaStarConfig
 from galley_core.tf_tree import TransformError
-from galley_nodes.conversions import (
+from galley_runtime.conversions import (
     occupancy_grid_from_msg,
     occupancy_grid_msg,
     path_msg,
     pose2d_from_pose_msg,
     transform_from_msg,
 )
-from galley_nodes.msg_constants import ACTION_ACTIVE, ACTION_FAILED, ACTION_SUCCEEDED
-from galley_nodes.node import Node, Publishes, Subscribes
-from galley_nodes.qos import QoS
+from galley_runtime.msg_constants import ACTION_ACTIVE, ACTION_FAILED, ACTION_SUCCEEDED
+from galley_runtime.node import Node, Publishes, Subscribes
+from galley_runtime.qos import QoS
 
 
 @dataclass(frozen=True)

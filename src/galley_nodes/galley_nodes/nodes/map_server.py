@@ -11,9 +11,9 @@ from typing import Any
 
 from galley_core.config import Config, param
 from galley_core.navigation.grid import MapFileError, OccupancyGrid, load_map_yaml
-from galley_nodes.conversions import occupancy_grid_msg
-from galley_nodes.node import Node, Publishes
-from galley_nodes.qos import QoS
+from galley_runtime.conversions import occupancy_grid_msg
+from galley_runtime.node import Node, Publishes
+from galley_runtime.qos import QoS
 
 
 @dataclass(frozen=True)

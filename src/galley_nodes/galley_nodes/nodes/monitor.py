@@ -30,12 +30,11 @@ import numpy as np
 from galley_core.config import Config, param
 from galley_core.monitoring import EpisodeMonitor, Verdict, WorldState
 from galley_core.monitoring.monitor import MONITOR_CONFIG_PARTS, combine_configs, config_part
-from galley_core.scene import load_scene, scene_path
 from galley_core.tf_tree import TransformError
-from galley_nodes import messages
-from galley_nodes.config_files import config_dirs
-from galley_nodes.conversions import diagnostic_array_msg, pose2d_from_pose_msg, transform_from_msg
-from galley_nodes.msg_constants import (
+from galley_runtime import messages
+from galley_runtime.config_files import find_scene
+from galley_runtime.conversions import diagnostic_array_msg, pose2d_from_pose_msg, transform_from_msg
+from galley_runtime.msg_constants import (
     ABORT,
     ARM_PLACE,
     EPISODE_DONE,
@@ -43,8 +42,8 @@ from galley_nodes.msg_constants import (
     STEP_STARTED,
     STEP_SUCCEEDED,
 )
-from galley_nodes.node import Node, Publishes, Subscribes, Timer
-from galley_nodes.qos import QoS
+from galley_runtime.node import Node, Publishes, Subscribes, Timer
+from galley_runtime.qos import QoS
 
 __all__ = ["MonitorNode", "MonitorNodeConfig"]
 
@@ -87,7 +86,7 @@ class MonitorNode(Node):
     def __init__(self, host: Any, config: Any) -> None:
         super().__init__(host, config)
         self.settings = config_part(config, MonitorSettings)
-        self.scene = load_scene(scene_path(self.settings.scene, [d / "scenes" for d in config_dirs()]))
+        self.scene = find_scene(self.settings.scene)
         self.monitor = EpisodeMonitor.from_config(self.scene, config)
         self._base: Any = None
         self._watching: set[str] = set()

@@ -6,15 +6,15 @@ broadcaster) join; ``latched_topics`` are subscribed transient-local so that the
 reaches the bag even when it was published before the recorder subscribed. Each message is
 stamped with its receive time (ROS time) and written as CDR to ``<output_dir>/<bag_name>/``:
 rosbag2 with mcap storage (``storage: sqlite3`` on request), through ``rosbags`` in the embedded
-host and ``rosbag2_py`` under ROS 2 (see :mod:`galley_nodes.recording`). With ``hdf5: true`` the
-same messages also go to ``<bag>/episode.h5`` (one file per episode, :mod:`galley_nodes.recording.hdf5`).
+host and ``rosbag2_py`` under ROS 2 (see :mod:`galley_runtime.recording`). With ``hdf5: true`` the
+same messages also go to ``<bag>/episode.h5`` (one file per episode, :mod:`galley_runtime.recording.hdf5`).
 
 Episode metadata (scene, seed, plan, per-step results, monitor verdicts, success flag, software
-version; :mod:`galley_nodes.recording.episode_info`) goes into the bag's ``custom_data`` and a
+version; :mod:`galley_runtime.recording.episode_info`) goes into the bag's ``custom_data`` and a
 sidecar ``<bag>/episode.json``, both refreshed while recording. A process killed mid-episode
 leaves a bag readable up to its last finished file (every ``split_period_s`` of ROS time) and the
 file it was writing unfinished; ``galley bag repair`` recovers that one up to its last whole chunk
-(:mod:`galley_nodes.recording.repair`), and ``galley replay`` names the repair until then. With
+(:mod:`galley_runtime.recording.repair`), and ``galley replay`` names the repair until then. With
 ``stop_on_abort`` the recording ends at the monitor's ABORT, as Kitchen-R's collector does.
 The recorder refuses to start when less than ``min_free_disk_mb`` is free where it would write.
 
@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from galley_core.config import Config, ConfigError, param
-from galley_nodes.node import Node, Timer
-from galley_nodes.qos import QoS
+from galley_runtime.node import Node, Timer
+from galley_runtime.qos import QoS
 
 __all__ = ["DiskSpaceError", "RecorderConfig", "RecorderNode"]
 
@@ -112,9 +112,9 @@ class RecorderNode(Node):
 
     def __init__(self, host: Any, config: RecorderConfig) -> None:
         super().__init__(host, config)
-        from galley_nodes.recording.episode_info import EpisodeInfo
-        from galley_nodes.recording.serialization import serialize
-        from galley_nodes.recording.writer import open_bag_writer
+        from galley_runtime.recording.episode_info import EpisodeInfo
+        from galley_runtime.recording.serialization import serialize
+        from galley_runtime.recording.writer import open_bag_writer
 
         c = config
         output = Path(c.output_dir)
@@ -127,7 +127,7 @@ class RecorderNode(Node):
         )
         self.hdf5: Any = None
         if c.hdf5:
-            from galley_nodes.recording.hdf5 import Hdf5EpisodeWriter
+            from galley_runtime.recording.hdf5 import Hdf5EpisodeWriter
 
             self.hdf5 = Hdf5EpisodeWriter(self.bag_path / "episode.h5", compression=c.hdf5_compression)
         self._serialize = serialize

@@ -14,10 +14,9 @@ from typing import Any
 
 from galley_core.config import Config, param
 from galley_core.geometry import quaternion_from_yaw
-from galley_core.scene import load_scene, scene_path
-from galley_nodes.config_files import config_dirs
-from galley_nodes.node import Node, Publishes
-from galley_nodes.qos import QoS
+from galley_runtime.config_files import find_scene
+from galley_runtime.node import Node, Publishes
+from galley_runtime.qos import QoS
 
 CUBE, CYLINDER, TEXT = 1, 3, 9
 #: Robot shapes in their link frames, after robot.xml: (frame, type, centre xyz, size xyz), metres.
@@ -48,7 +47,7 @@ class SceneMarkersNode(Node):
 
     def __init__(self, host: Any, config: SceneMarkersConfig) -> None:
         super().__init__(host, config)
-        scene = load_scene(scene_path(config.scene, [d / "scenes" for d in config_dirs()]))
+        scene = find_scene(config.scene)
         markers = []
         for box in scene.boxes:
             markers.append(

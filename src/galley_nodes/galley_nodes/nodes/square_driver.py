@@ -11,7 +11,7 @@ from typing import Any
 
 from galley_core.config import Config, param
 from galley_core.kinematics import square_command
-from galley_nodes.node import Node, Publishes, Timer
+from galley_runtime.node import Node, Publishes, Timer
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import numpy as np
 from galley_core.config import param
 from galley_core.geometry import Pose2D, quaternion_from_yaw
 from galley_core.manipulation.poses import grasp_point
-from galley_core.scene import Scene, load_scene, scene_path
+from galley_core.scene import Scene
 from galley_core.tasks.executor import (
     ExecutorConfig,
     PlanRunner,
@@ -32,10 +32,10 @@ from galley_core.tasks.executor import (
 )
 from galley_core.tasks.grammar import PlanError, Step, parse_plan, validate_plan
 from galley_core.tf_tree import TransformError
-from galley_nodes import messages
-from galley_nodes.config_files import config_dirs
-from galley_nodes.conversions import pose_msg, transform_from_msg
-from galley_nodes.msg_constants import (
+from galley_runtime import messages
+from galley_runtime.config_files import find_scene
+from galley_runtime.conversions import pose_msg, transform_from_msg
+from galley_runtime.msg_constants import (
     ABORT,
     ACTION_ACTIVE,
     ACTION_FAILED,
@@ -48,8 +48,8 @@ from galley_nodes.msg_constants import (
     STEP_STARTED,
     STEP_SUCCEEDED,
 )
-from galley_nodes.node import Node, Publishes, Subscribes, Timer
-from galley_nodes.qos import QoS
+from galley_runtime.node import Node, Publishes, Subscribes, Timer
+from galley_runtime.qos import QoS
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class TaskExecutorNode(Node):
 
     def __init__(self, host: Any, config: TaskExecutorConfig) -> None:
         super().__init__(host, config)
-        self.scene: Scene = load_scene(scene_path(config.scene, [d / "scenes" for d in config_dirs()]))
+        self.scene: Scene = find_scene(config.scene)
         self.runner: PlanRunner | None = None
         self.instruction = ""
         self._step_start_ns = 0

@@ -17,10 +17,10 @@ from typing import Any
 from galley_core.config import Config, param
 from galley_core.geometry import Pose2D
 from galley_core.tf_tree import TransformError
-from galley_nodes import messages
-from galley_nodes.conversions import pose_msg, transform_from_msg
-from galley_nodes.node import Node, Publishes, Timer
-from galley_nodes.qos import QoS
+from galley_runtime import messages
+from galley_runtime.conversions import pose_msg, transform_from_msg
+from galley_runtime.node import Node, Publishes, Timer
+from galley_runtime.qos import QoS
 
 
 @dataclass(frozen=True)

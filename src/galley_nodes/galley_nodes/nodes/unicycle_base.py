@@ -14,8 +14,8 @@ from typing import Any
 from galley_core.config import Config, param
 from galley_core.geometry import Pose2D
 from galley_core.kinematics import integrate_unicycle
-from galley_nodes.conversions import pose_msg, transform_stamped_msg
-from galley_nodes.node import Node, Publishes, Subscribes, Timer
+from galley_runtime.conversions import pose_msg, transform_stamped_msg
+from galley_runtime.node import Node, Publishes, Subscribes, Timer
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,371 @@
+"""``galley eval``: Kitchen-R's three evaluation modes over the instruction suite (Sec. IV, VII).
+
+* ``--mode planner``: the planner predicts a plan for each instruction (from the top-down image of
+  its episode); EM (eq. 1) and the LCS ratio against the gold plans. Nothing is executed.
+* ``--mode policy``: the gold plan of each instruction is executed on the simulator by the oracle
+  (Theta* + Kitchen-R's controller + the RMPflow pick-and-place state machine); SR per step and per
+  episode, motion metrics.
+* ``--mode joint``: the planner's plan is scored by EM, the gold plan is executed (Kitchen-R
+  executes the gold plan so that planning errors do not hide execution errors); EM, SR and M (3).
+
+Writes ``metrics.json`` (keys ``episodes``, ``em``, ``sr``, ``sr_episode``, ``m``, ``p`` — null where
+the mode does not define one — and the motion metrics), ``episodes.csv`` (one row per episode) and
+``metrics.png``. P (2) needs a learned policy's action errors and is null for the oracle.
+
+``--workers K`` runs the episodes in K simulator processes at once (policy and joint modes); each
+episode is the same as when run alone.
+
+``--policy RUN`` (policy and joint modes) executes with a trained diffusion policy
+(``galley train``) in place of the oracle, and reports ``mse``: the MSE between its sampled action
+chunks and the expert's on the run's held-out episodes (eq. 2's second term); in joint mode
+``p`` = 1/EM + MSE (eq. 2). By default an episode ends at its first failed step, so the later
+steps count as failed too; to score every step, layer ``--params config/policy_eval.yaml`` (the
+task executor's ``teleport_on_failure``, the monitor's ``abort_on_failure``; a failed pick still
+ends the episode: nothing can be teleported into the gripper), after the collection's
+``params.yaml``, which gives the policy the cameras it was trained with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from galley_cli import add_params_option, episode_pool, whole_number
+from galley_cli.overrides import PRECEDENCE_HELP
+from galley_cli.run import run_settings
+from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
+from galley_core.tasks.suite import SuiteEntry, load_suite
+from galley_runtime.config_files import config_dirs
+
+__all__ = ["add_parser", "evaluate"]
+
+MODES = ("planner", "policy", "joint")
+
+
+def _entries(suite: Path | None, split: str, count: int) -> tuple[str, list[SuiteEntry]]:
+    path = suite
+    if path is None:
+        found = [p for d in config_dirs() for p in sorted((d / "suites").glob("*.yaml"))]
+        if not found:
+            raise FileNotFoundError("no suite file in config/suites/; write one with: galley suite")
+        path = found[-1]
+    scene, entries = load_suite(path)
+    chosen = [e for e in entries if split in ("all", e.split)]
+    if not chosen:
+        raise FileNotFoundError(
+            f"suite {path} has no instructions in split {split!r} (train, test, unseen, all)"
+        )
+    return scene, chosen[:count] if count > 0 else chosen
+
+
+def predict_plans(planner: str, entries: list[SuiteEntry], scene: str) -> list[list[str]]:
+    """Plans the planner ``planner`` predicts for the entries; ``gold`` returns the gold plans."""
+    if planner == "gold":
+        return [list(e.plan) for e in entries]
+    from galley_learning.planners.evaluate import predict_suite_plans  # the planners' package
+
+    return predict_suite_plans(planner, entries, scene)
+
+
+def evaluate(
+    mode: str,
+    *,
+    episodes: int,
+    out_dir: Path,
+    suite: Path | None = None,
+    split: str = "test",
+    planner: str = "gold",
+    policy: Path | None = None,
+    params: list[Path] | None = None,
+    workers: int = 1,
+) -> dict[str, Any]:
+    """Run an evaluation, write its report into ``out_dir`` and return the metrics.
+
+    ``params``: extra ROS 2 params files layered on config/galley.yaml for every episode.
+    ``workers``: simulator processes executing episodes in parallel (policy and joint modes).
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r}: use one of {', '.join(MODES)}")
+    if policy is not None and mode == "planner":
+        raise ValueError("--policy executes steps; use it with --mode policy or joint")
+    if policy is not None and not (policy / "policy.pt").exists():
+        raise FileNotFoundError(
+            f"{policy / 'policy.pt'} missing: train a policy with `galley train --out {policy}`"
+        )
+    scene_name, entries = _entries(suite, split, episodes)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if mode in ("policy", "joint") and entries:  # what every episode does with the --params values
+        settings = run_settings(
+            scene_name,
+            entries[0].seed,
+            out_dir=None,
+            cameras=policy is not None,
+            params=params or [],
+            policy=policy,
+            episode_from="the suite entry's episode",
+        )
+        for note in settings.notes:
+            print(note, flush=True)
+    predicted = predict_plans(planner, entries, scene_name) if mode in ("planner", "joint") else None
+    rows: list[dict[str, Any]] = []
+    step_success: list[list[bool]] = []
+    step_em: list[list[bool]] = []
+    wall_start = time.perf_counter()
+    executed: list[dict[str, Any] | None] = (
+        _execute(entries, scene_name, policy=policy, params=params or [], workers=workers, start=wall_start)
+        if mode in ("policy", "joint")
+        else [None for _ in entries]
+    )
+    for i, (entry, episode) in enumerate(zip(entries, executed, strict=True)):
+        row: dict[str, Any] = {"id": entry.id, "instruction": entry.instruction, "seed": entry.seed}
+        if predicted is not None:
+            matches = step_matches(predicted[i], entry.plan)
+            step_em.append(matches)
+            row |= {"em": sum(matches) / len(entry.plan), "lcs": lcs_ratio(predicted[i], entry.plan)}
+        if episode is not None:
+            row |= episode
+            step_success.append(row.pop("outcomes"))
+        rows.append(row)
+        if episode is None:
+            _progress(i + 1, len(entries), wall_start, rows)
+    metrics = _metrics(
+        mode,
+        entries,
+        predicted=predicted,
+        rows=rows,
+        step_success=step_success,
+        step_em=step_em,
+        wall_s=time.perf_counter() - wall_start,
+    )
+    if policy is not None:
+        from galley_learning.policy.train import heldout_mse
+
+        metrics["policy"] = str(policy)
+        metrics["mse"] = heldout_mse(policy)
+        if metrics["em"]:
+            metrics["p"] = 1.0 / metrics["em"] + metrics["mse"]
+    (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    with (out_dir / "episodes.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=sorted({k for r in rows for k in r}))
+        writer.writeheader()
+        writer.writerows(rows)
+    _plot(mode, rows, metrics, out_dir / "metrics.png")
+    return metrics
+
+
+def _execute_one(
+    entry: SuiteEntry, scene_name: str, policy: Path | None, params: list[Path]
+) -> dict[str, Any]:
+    """Execute one suite entry's gold plan; the episode's columns of its row, with ``outcomes``."""
+    from galley_cli.run import run_episode
+
+    summary = run_episode(
+        entry.instruction,
+        scene_name=scene_name,
+        seed=entry.seed,
+        plan_text="; ".join(entry.plan),
+        progress=False,
+        policy=policy,
+        params=params,
+    )
+    outcomes = [s["success"] for s in summary["steps"]]
+    outcomes += [False] * (len(entry.plan) - len(outcomes))  # steps never reached fail
+    motion = summary["motion"] or {}
+    return {
+        "outcomes": outcomes,
+        "success": summary["success"],
+        "steps_succeeded": sum(outcomes),
+        "steps": len(outcomes),
+        "sim_time_s": summary["sim_time_s"],
+        "wall_time_s": summary["wall_time_s"],
+        "path_length_m": motion.get("path_length_m"),
+        "collisions": motion.get("collisions"),
+        "failure": next((s["reason"] for s in summary["steps"] if not s["success"]), ""),
+    }
+
+
+def _execute(
+    entries: list[SuiteEntry],
+    scene_name: str,
+    *,
+    policy: Path | None,
+    params: list[Path],
+    workers: int,
+    start: float,
+) -> list[dict[str, Any]]:
+    """Execute every entry (in ``workers`` spawned processes when more than one), with progress."""
+    done: dict[int, dict[str, Any]] = {}
+    if workers <= 1:
+        for i, entry in enumerate(entries):
+            done[i] = _execute_one(entry, scene_name, policy, params)
+            _progress(len(done), len(entries), start, list(done.values()))
+        return [done[i] for i in range(len(entries))]
+    from concurrent.futures import as_completed
+
+    with episode_pool(workers) as pool:
+        futures = {
+            pool.submit(_execute_one, entry, scene_name, policy, params): i for i, entry in enumerate(entries)
+        }
+        for future in as_completed(futures):
+            done[futures[future]] = future.result()
+            _progress(len(done), len(entries), start, list(done.values()))
+    return [done[i] for i in range(len(entries))]
+
+
+def _progress(done: int, total: int, start: float, rows: list[dict[str, Any]]) -> None:
+    width = 30
+    filled = round(width * done / total)
+    elapsed = time.perf_counter() - start
+    eta = elapsed / done * (total - done)
+    extra = ""
+    if "success" in rows[-1]:
+        extra = f"  episodes succeeded {sum(r['success'] for r in rows)}/{done}"
+    if "em" in rows[-1]:
+        extra += f"  EM so far {np.mean([r['em'] for r in rows]):.3f}"
+    print(
+        f"  [{'#' * filled}{'.' * (width - filled)}] {done}/{total}  {elapsed:5.0f} s, "
+        f"~{eta:4.0f} s left{extra}",
+        flush=True,
+    )
+
+
+def _metrics(
+    mode: str,
+    entries: list[SuiteEntry],
+    *,
+    predicted: list[list[str]] | None,
+    rows: list[dict[str, Any]],
+    step_success: list[list[bool]],
+    step_em: list[list[bool]],
+    wall_s: float,
+) -> dict[str, Any]:
+    gold = [list(e.plan) for e in entries]
+    metrics: dict[str, Any] = {
+        "mode": mode,
+        "episodes": len(entries),
+        "em": exact_match(predicted, gold) if predicted is not None else None,
+        "lcs_ratio": float(np.mean([r["lcs"] for r in rows])) if predicted is not None else None,
+        "sr": None,
+        "sr_episode": None,
+        "m": None,
+        "p": None,
+        "wall_time_s": round(wall_s, 1),
+    }
+    if step_success:
+        metrics["sr"], metrics["sr_episode"] = success_rates(step_success)
+        sim_s = sum(r["sim_time_s"] for r in rows)
+        metrics |= {
+            "sim_time_s": round(sim_s, 1),
+            "real_time_factor": round(sim_s / sum(r["wall_time_s"] for r in rows), 1),
+            "mean_path_length_m": float(np.mean([r["path_length_m"] or 0.0 for r in rows])),
+            "collisions": int(sum(r["collisions"] or 0 for r in rows)),
+        }
+        by_action: dict[str, list[bool]] = {}
+        for entry, outcomes in zip(entries, step_success, strict=True):
+            for step, ok in zip(entry.plan, outcomes, strict=True):
+                by_action.setdefault(step.split()[0], []).append(ok)
+        metrics["sr_by_action"] = {k: sum(v) / len(v) for k, v in sorted(by_action.items())}
+    if step_em and step_success:
+        metrics["m"] = m_metric(step_em, step_success)
+    return metrics
+
+
+def _plot(mode: str, rows: list[dict[str, Any]], metrics: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = []
+    if metrics.get("sr_by_action"):
+        panels.append("sr")
+        panels.append("time")
+    if metrics["em"] is not None:
+        panels.append("em")
+    if not panels:
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.6), dpi=110, squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        if panel == "sr":
+            names = list(metrics["sr_by_action"])
+            ax.bar(names, [metrics["sr_by_action"][n] for n in names], color="tab:green")
+            ax.set_ylim(0, 1.05)
+            ax.set_title(f"success rate by step (SR {metrics['sr']:.3f})", fontsize=9)
+        elif panel == "time":
+            ax.hist([r["sim_time_s"] for r in rows], bins=15, color="tab:blue")
+            ax.set_xlabel("simulated time per episode (s)")
+            ax.set_title(f"episodes ({metrics['real_time_factor']}x real time)", fontsize=9)
+        else:
+            ax.hist([r["em"] for r in rows], bins=np.linspace(0, 1, 11), color="tab:purple")
+            ax.set_xlabel("per-plan exact match")
+            ax.set_title(f"EM {metrics['em']:.3f}", fontsize=9)
+    fig.suptitle(f"galley eval --mode {mode}: {metrics['episodes']} episodes", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _run(args: argparse.Namespace) -> int:
+    print(
+        f"galley eval --mode {args.mode}: {args.episodes or 'all'} episodes of split {args.split!r}; "
+        f"report in {args.out}/"
+    )
+    from galley_cli.errors import UsageError
+
+    if args.workers < 1:
+        raise UsageError(f"--workers {args.workers}: at least 1")
+    try:
+        metrics = evaluate(
+            args.mode,
+            episodes=args.episodes,
+            out_dir=args.out,
+            suite=args.suite,
+            split=args.split,
+            planner=args.planner,
+            policy=args.policy,
+            params=list(args.params),
+            workers=args.workers,
+        )
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    print(json.dumps({k: v for k, v in metrics.items() if not isinstance(v, dict)}))
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="Kitchen-R's evaluation: planner (EM), policy (SR), joint (EM, SR, M)",
+        description="Kitchen-R's evaluation: planner (EM), policy (SR), joint (EM, SR, M). Every episode "
+        "is a `galley run` of a suite entry: " + PRECEDENCE_HELP,
+    )
+    p.add_argument("--mode", choices=MODES, required=True)
+    p.add_argument(
+        "--episodes", type=whole_number(0), default=50, help="instructions to evaluate; 0: the whole split"
+    )
+    p.add_argument(
+        "--suite", type=Path, default=None, help="suite file (default: config/suites/<newest>.yaml)"
+    )
+    p.add_argument("--split", default="test", choices=("train", "test", "unseen", "all"), help="suite split")
+    p.add_argument("--planner", default="gold", help="planner for EM: gold (sanity), galley, openai, ...")
+    p.add_argument(
+        "--policy",
+        type=Path,
+        default=None,
+        help="training run of a diffusion policy to execute instead of the oracle",
+    )
+    p.add_argument("--out", type=Path, default=Path("runs/eval"), help="output folder (default: runs/eval)")
+    p.add_argument(
+        "--workers",
+        type=whole_number(1),
+        default=1,
+        help="simulator processes running episodes in parallel (default: 1)",
+    )
+    add_params_option(p)
+    p.set_defaults(run=_run)

@@ -1,0 +1,69 @@
+"""``galley export-lerobot DIR OUT``: a collection of recorded episodes as a LeRobotDataset v3.0.
+
+DIR is a collection folder: bag folders below it, or, where DIR/episodes exists, only the bags
+below that (DIR/failed is never exported). Every bag is resampled to ``--fps`` and written to OUT
+(a new or empty folder) as LeRobot's v3.0 layout: meta/ (info, stats, tasks, episodes), data/
+(parquet) and videos/ (one mp4 per camera, AV1 by default). See :mod:`galley_learning.lerobot`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from galley_cli import image_size
+
+__all__ = ["add_parser"]
+
+
+def _run(args: argparse.Namespace) -> int:
+    from galley_cli.errors import UsageError
+    from galley_core.config import ConfigError
+    from galley_learning.lerobot import LeRobotExportConfig, LeRobotExportError, export_lerobot
+
+    try:
+        config = LeRobotExportConfig(
+            fps=args.fps,
+            image_size=tuple(args.image_size or ()),
+            robot_type=args.robot_type,
+            vcodec=args.vcodec,
+        )
+    except ConfigError as err:
+        flag = {"fps": "--fps", "image_size": "--image-size", "robot_type": "--robot-type"}.get(err.field)
+        value = "x".join(map(str, err.value)) if err.field == "image_size" else repr(err.value)
+        raise UsageError(f"{flag or err.field} {value} is not allowed: {err.allowed}") from None
+    try:
+        summary = export_lerobot(args.dir, args.out, config, progress=print)
+    except LeRobotExportError as err:
+        raise UsageError(str(err)) from None
+    print(
+        f"exported {summary.episodes} episode{'s' * (summary.episodes != 1)}, {summary.frames} frames, "
+        f"{len(summary.tasks)} task{'s' * (len(summary.tasks) != 1)} at {config.fps} fps to {summary.out} "
+        "(LeRobotDataset v3.0)"
+    )
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("export-lerobot", help="export recorded episodes as a LeRobotDataset (v3.0)")
+    p.add_argument("dir", type=Path, help="collection folder of bags (only DIR/episodes/ where it exists)")
+    p.add_argument("out", type=Path, help="dataset folder to create (new or empty)")
+    p.add_argument("--fps", type=int, default=10, help="frames per second to resample to (default: 10)")
+    p.add_argument(
+        "--image-size",
+        type=image_size,
+        default=None,
+        metavar="WxH",
+        help="resize every image to W x H pixels, both even (default: the recorded size)",
+    )
+    p.add_argument(
+        "--robot-type", default="galley_mm", help="robot_type in meta/info.json (default: galley_mm)"
+    )
+    p.add_argument(
+        "--vcodec",
+        choices=("libsvtav1", "h264"),
+        default="libsvtav1",
+        help="video encoder: AV1, LeRobot's default, or h264 (default: libsvtav1)",
+    )
+    p.set_defaults(run=_run)

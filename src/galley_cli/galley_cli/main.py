@@ -1,0 +1,106 @@
+"""The ``galley`` command: ``galley doctor``, ``galley demo``, ``galley nodes``.
+
+User mistakes (a bad parameter file, a missing input) end with one clear line on stderr and exit
+status 2, never with a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from galley_cli import ArgumentParser
+from galley_cli.errors import UsageError
+from galley_core.config import ConfigError
+from galley_core.navigation.grid import MapFileError
+from galley_core.scene import SceneError
+from galley_core.tasks.grammar import PlanError
+from galley_core.tasks.suite import SuiteError
+from galley_runtime.params_file import ParameterError
+from galley_runtime.recording.staging import UnfinishedBagError
+
+__all__ = ["USER_ERRORS", "main"]
+
+#: Errors whose message names the input and the fix: one line on stderr, exit status 2, no traceback.
+USER_ERRORS: tuple[type[Exception], ...] = (
+    UsageError,
+    ParameterError,
+    ConfigError,
+    SceneError,
+    PlanError,
+    SuiteError,
+    MapFileError,
+    UnfinishedBagError,
+)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    from galley_cli import (
+        bag,
+        collect,
+        demo,
+        doctor,
+        eval,
+        eval_planner,
+        export_lerobot,
+        map,
+        nodes,
+        plan,
+        replay,
+        run,
+        suite,
+        train,
+        train_planner,
+    )
+
+    parser = ArgumentParser(prog="galley", description="galley: language-guided kitchen mobile manipulation")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in (
+        doctor,
+        demo,
+        run,
+        eval,
+        map,
+        nodes,
+        suite,
+        replay,
+        bag,
+        plan,
+        train_planner,
+        eval_planner,
+        collect,
+        train,
+        export_lerobot,
+    ):
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``galley`` console script; returns the exit status."""
+    try:
+        args = _build_parser().parse_args(argv)
+    except SystemExit as exit_:  # --help (0) or a bad argument (2, its one line already printed)
+        return exit_.code if isinstance(exit_.code, int) else 2
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="[%(levelname)s] %(message)s",
+        stream=sys.stderr,
+    )
+    for noisy in ("matplotlib", "OpenGL", "httpx"):  # httpx logs every request at INFO
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        return int(args.run(args))
+    except (*USER_ERRORS, FileNotFoundError) as err:
+        print(f"galley {args.command}: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"galley {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""``galley map``: export a scene's occupancy map for nav2's map_server (YAML + PGM)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from galley_cli import positive_number
+from galley_runtime.config_files import find_scene
+
+__all__ = ["add_parser"]
+
+
+def _run(args: argparse.Namespace) -> int:
+    from galley_sim.map_export import export_map
+
+    scene = find_scene(args.scene)
+    yaml_path, image_path = export_map(scene, args.out, args.resolution)
+    print(f"galley map: wrote {yaml_path} and {image_path} ({args.resolution} m cells)")
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("map", help="write a scene's occupancy map (nav2 map_server YAML + PGM)")
+    p.add_argument(
+        "--scene", default="kitchen", help="scene name (config/scenes/<name>.yaml) or a scene file"
+    )
+    p.add_argument("--out", type=Path, default=Path("maps"), help="output folder (default: maps/)")
+    p.add_argument(
+        "--resolution", type=positive_number, default=0.05, help="cell size in metres (default: 0.05)"
+    )
+    p.set_defaults(run=_run)

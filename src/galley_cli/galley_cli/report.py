@@ -1,0 +1,97 @@
+"""What the galley commands record from the topics of a run, and the top-down picture they draw."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.qos import QoS
+
+__all__ = ["TopicLog", "top_down_axes"]
+
+
+class TopicLog:
+    """Subscribes to what a report needs, like any other subscriber of the graph.
+
+    Attributes:
+        plans: every non-empty /plan, as (N, 2) arrays in the map frame.
+        trajectory: ground-truth base positions (x, y) from /sim/ground_truth/base_pose.
+        contacts: (robot geom, obstacle geom) pairs seen on /sim/contacts.
+        top_down: the latched top-down image (H, W, 3), once the simulator has published it; only
+            with ``top_down`` set (the simulator renders it only for a subscriber: about 0.1 s).
+        frames: base camera images (H, W, 3) when ``video`` is set.
+    """
+
+    def __init__(self, host: EmbeddedHost, *, video: bool = False, top_down: bool = True) -> None:
+        probe = host.participant("galley_report")
+        self.plans: list[np.ndarray[Any, Any]] = []
+        self.trajectory: list[tuple[float, float]] = []
+        self.trajectory_t: list[float] = []
+        self.contacts: set[tuple[str, str]] = set()
+        self.contact_events = 0
+        self._touching = False
+        self.top_down: np.ndarray[Any, Any] | None = None
+        self.frames: list[np.ndarray[Any, Any]] = []
+        self._host = host
+        probe.create_subscription("/plan", "nav_msgs/msg/Path", self._on_plan, QoS())
+        probe.create_subscription(
+            "/sim/ground_truth/base_pose", "geometry_msgs/msg/PoseStamped", self._on_pose, QoS()
+        )
+        probe.create_subscription(
+            "/sim/contacts", "galley_msgs/msg/Contacts", self._on_contacts, QoS(depth=100)
+        )
+        if top_down:
+            probe.create_subscription(
+                "/camera/top_down/image_raw", "sensor_msgs/msg/Image", self._on_top, QoS.latched()
+            )
+        if video:
+            probe.create_subscription(
+                "/camera/base/image_raw", "sensor_msgs/msg/Image", self._on_frame, QoS(depth=10)
+            )
+
+    def _on_plan(self, msg: Any) -> None:
+        if msg.poses:
+            self.plans.append(np.array([[p.pose.position.x, p.pose.position.y] for p in msg.poses]))
+
+    def _on_pose(self, msg: Any) -> None:
+        self.trajectory.append((msg.pose.position.x, msg.pose.position.y))
+        self.trajectory_t.append(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
+
+    def _on_contacts(self, msg: Any) -> None:
+        pairs = set(zip(msg.robot_geoms, msg.obstacle_geoms, strict=True))
+        if pairs and not self._touching:
+            self.contact_events += 1  # a collision is a new contact, not every sample of it
+        self._touching = bool(pairs)
+        self.contacts |= pairs
+
+    def _on_top(self, msg: Any) -> None:
+        self.top_down = np.asarray(msg.data).reshape(msg.height, msg.width, 3)
+
+    def _on_frame(self, msg: Any) -> None:
+        self.frames.append(np.asarray(msg.data).reshape(msg.height, msg.width, 3).copy())
+
+
+def top_down_axes(
+    image: np.ndarray[Any, Any], scene: Any, *, size: tuple[float, float] = (8, 6)
+) -> tuple[Any, Any]:
+    """A matplotlib figure and axes showing the top-down image in map coordinates (metres)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x0, y0, x1, y1 = scene.bounds
+    height, width = image.shape[:2]
+    # The top-down camera is orthographic and centred on the bounds (galley_sim.mjcf.scene_xml).
+    view_h = max(y1 - y0, (x1 - x0) * height / width)
+    view_w = view_h * width / height
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    fig, ax = plt.subplots(figsize=size, dpi=110)
+    ax.imshow(image, extent=(cx - view_w / 2, cx + view_w / 2, cy - view_h / 2, cy + view_h / 2))
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_xlabel("x (m, map)")
+    ax.set_ylabel("y (m, map)")
+    return fig, ax

@@ -1,0 +1,107 @@
+"""``galley train --data DIR --out RUN``: train the diffusion policy on collected episodes.
+
+``--data`` is a collection (``galley collect``'s folder of bags) or a dataset folder built from one
+(``meta.json`` inside). A collection is first turned into a dataset at ``RUN/dataset`` (frames at the
+cameras' rate, images resized to ``--image-size``). Training shows progress, writes checkpoints,
+``loss.png`` and ``report.json`` into RUN, and resumes where it stopped when RUN has a checkpoint
+(``--steps`` may raise the total).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from galley_cli import image_size, positive_number, seed_number, whole_number
+
+__all__ = ["add_parser"]
+
+
+def _run(args: argparse.Namespace) -> int:
+    from galley_cli.errors import UsageError
+    from galley_learning.policy.dataset import DatasetConfig, build_dataset
+    from galley_learning.policy.train import TrainConfig, train
+
+    data, run = Path(args.data), Path(args.out)
+    try:
+        config = TrainConfig(
+            size=args.size,
+            steps=args.steps,
+            batch_size=args.batch_size,
+            lr=args.lr,
+            device=args.device,
+            checkpoint_every=args.checkpoint_every,
+            eval_every=min(args.eval_every, args.steps),
+            seed=args.seed,
+        )
+        if not (data / "meta.json").exists():
+            dataset = run / "dataset"
+            if (dataset / "meta.json").exists():
+                print(f"galley train: using the dataset built before in {dataset}")
+            else:
+                print(f"galley train: building a dataset from the bags in {data} into {dataset}", flush=True)
+                meta = build_dataset(
+                    data,
+                    dataset,
+                    DatasetConfig(image_size=args.image_size),
+                    workers=args.workers,
+                    progress=lambda i, n, bag: print(f"  [{i}/{n}] {bag}", flush=True),
+                )
+                split = [e["split"] for e in meta["episodes"]]
+                print(
+                    f"galley train: {meta['frames']} frames from {len(split)} episodes "
+                    f"({split.count('train')} train, {split.count('val')} held out)",
+                    flush=True,
+                )
+            data = dataset
+        report = train(data, run, config, progress=_progress)
+    except (ValueError, FileExistsError) as err:
+        raise UsageError(str(err)) from None
+    print(f"galley train: {json.dumps(report)}")
+    print(f"galley train: loss curve {run / 'loss.png'}")
+    print(f"galley train: evaluate with: galley eval --mode policy --policy {run}")
+    return 0
+
+
+def _progress(step: int, steps: int, loss: float, seconds: float) -> None:
+    rate = step / seconds if seconds > 0 else 0.0
+    left = (steps - step) / rate if rate > 0 else 0.0
+    print(f"  step {step}/{steps}  loss {loss:.4f}  {rate:.1f} steps/s  {left:.0f} s left", flush=True)
+
+
+def _device(text: str) -> str:
+    """argparse type of --device: checked before the dataset is built, which can take minutes."""
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not auto, cpu, cuda or cuda:N")
+    return text
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("train", help="train the diffusion policy on collected episodes (progress, resumable)")
+    p.add_argument(
+        "--data", type=Path, required=True, help="collection folder (galley collect) or dataset folder"
+    )
+    p.add_argument("--out", type=Path, required=True, help="run folder (resumes when it has a checkpoint)")
+    p.add_argument("--size", default="toy", help="network preset: toy (CPU, minutes), small, base (GPU)")
+    p.add_argument(
+        "--steps", type=whole_number(1), default=2000, help="gradient steps in total (default: 2000)"
+    )
+    p.add_argument("--batch-size", type=whole_number(1), default=64, help="windows per step (default: 64)")
+    p.add_argument("--lr", type=positive_number, default=1e-4, help="learning rate (backbones: 10 %% of it)")
+    p.add_argument("--device", type=_device, default="auto", help="auto, cpu, cuda, cuda:N (default: auto)")
+    p.add_argument("--checkpoint-every", type=whole_number(1), default=500, help="steps between checkpoints")
+    p.add_argument("--eval-every", type=whole_number(1), default=250, help="steps between validation losses")
+    p.add_argument(
+        "--image-size", type=image_size, default=(96, 72), help="images resized to WxH (default: 96x72)"
+    )
+    p.add_argument(
+        "--workers",
+        type=whole_number(1),
+        default=1,
+        help="processes reading bags into the dataset (default: 1)",
+    )
+    p.add_argument("--seed", type=seed_number, default=0, help="seed of initialisation and batches")
+    p.set_defaults(run=_run)

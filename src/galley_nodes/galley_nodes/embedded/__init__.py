@@ -1,5 +1,0 @@
-"""The embedded host: all nodes in one process, on a lockstep simulated clock, without ROS 2."""
-
-from galley_nodes.embedded.host import EmbeddedHost, EmbeddedNodeHost
-
-__all__ = ["EmbeddedHost", "EmbeddedNodeHost"]

@@ -1,0 +1,256 @@
+"""The embedded host's message classes: the rosbags type store with galley_msgs registered.
+
+``rosbags`` (Ternaris) provides dataclasses for every ROS 2 Jazzy message and CDR (de)serialisers
+that read and write the bytes rosbag2 stores. galley_msgs' ``.msg`` files are registered from the
+same files ``rosidl`` builds under ROS 2, so there is one source of truth.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rosbags.interfaces import Nodetype
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from rosbags.typesys.store import Typestore
+
+from galley_runtime.messages import MessageError, byte_value, type_name_of
+
+__all__ = [
+    "RosbagsMessages",
+    "deserialize",
+    "find_galley_msg_dir",
+    "find_unconverted_sequence",
+    "iter_galley_types",
+    "serialize",
+    "typestore",
+]
+
+#: Fields whose .msg definition gives a default other than zero. rosbags' type store does not keep
+#: default values, and rclpy fills them, so the embedded host must too: an identity quaternion.
+_NONZERO_DEFAULTS: dict[str, dict[str, Any]] = {"geometry_msgs/msg/Quaternion": {"w": 1.0}}
+
+#: numpy dtype names of ROS primitive types, as rosbags' CDR deserialiser produces them.
+_NUMPY_DTYPES = {"bool": "bool_", "char": "uint8"}
+_STRING_TYPES = ("string", "wstring")
+
+
+def find_galley_msg_dir() -> Path:
+    """The folder holding galley_msgs' ``.msg`` files.
+
+    Looked up in order: ``$GALLEY_MSGS_DIR``; the source checkout next to this package (an
+    editable install, always current); ``share/galley_msgs/msg`` under each prefix of
+    ``$AMENT_PREFIX_PATH`` (a colcon install) and under ``sys.prefix`` (a pip install of
+    src/galley_msgs).
+    """
+    candidates: list[Path] = []
+    if env := os.environ.get("GALLEY_MSGS_DIR"):
+        candidates.append(Path(env))
+    candidates.append(Path(__file__).resolve().parents[3] / "galley_msgs" / "msg")
+    prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
+    candidates += [Path(p) / "share" / "galley_msgs" / "msg" for p in [*prefixes, sys.prefix]]
+    for path in candidates:
+        if path.is_dir() and any(path.glob("*.msg")):
+            return path
+    tried = "\n  ".join(str(p) for p in candidates)
+    raise FileNotFoundError(
+        "galley_msgs' .msg files were not found; tried:\n  "
+        + tried
+        + "\nFix: `pip install src/galley_msgs` (or set GALLEY_MSGS_DIR to the msg/ folder)."
+    )
+
+
+@cache
+def typestore() -> Typestore:
+    """The ROS 2 Jazzy type store with galley_msgs registered (built once per process)."""
+    store = get_typestore(Stores.ROS2_JAZZY)
+    types: dict[str, Any] = {}
+    for path in sorted(find_galley_msg_dir().glob("*.msg")):
+        types.update(get_types_from_msg(path.read_text(), f"galley_msgs/msg/{path.stem}"))
+    store.register(types)
+    return store
+
+
+def _numpy_dtype(ros_type: str) -> np.dtype[Any]:
+    return np.dtype(_NUMPY_DTYPES.get(ros_type, ros_type))
+
+
+class RosbagsMessages:
+    """Message classes from a ``rosbags`` type store, with rclpy-like constructors."""
+
+    def __init__(self, store: Typestore | None = None) -> None:
+        self.store = store or typestore()
+        self._factories: dict[str, Callable[..., Any]] = {}
+
+    def get_class(self, type_name: str) -> type:
+        try:
+            return self.store.types[type_name]
+        except KeyError:
+            raise MessageError(_unknown_type(type_name, self.store.fielddefs)) from None
+
+    def new(self, type_name: str, /, **fields: Any) -> Any:
+        return self.factory(type_name)(fields)
+
+    def factory(self, type_name: str) -> Callable[[dict[str, Any]], Any]:
+        """The constructor of ``type_name`` that takes its fields as one dict (built once per type)."""
+        factory = self._factories.get(type_name)
+        if factory is None:
+            factory = self._factories[type_name] = self._make_factory(type_name)
+        return factory
+
+    def _make_factory(self, type_name: str) -> Callable[[dict[str, Any]], Any]:
+        cls = self.get_class(type_name)
+        _, fielddefs = self.store.fielddefs[type_name]
+        # (name, coercer or None for plain values, default maker), in field order.
+        overrides = _NONZERO_DEFAULTS.get(type_name, {})
+        plan = [
+            (
+                name,
+                self._coercer(type_name, name, desc),
+                (lambda v=overrides[name]: v) if name in overrides else self._default(desc),
+            )
+            for name, desc in fielddefs
+        ]
+        names = frozenset(name for name, _, _ in plan)
+
+        def unknown_field(given: dict[str, Any]) -> None:
+            unknown = sorted(given.keys() - names)[0]
+            fields = ", ".join(n for n, _, _ in plan) or "none"
+            raise MessageError(f"{type_name} has no field {unknown!r}; its fields: {fields}")
+
+        # Straight-line code per type (as rosbags does for its serialisers): messages are built
+        # thousands of times per simulated second, and a loop over fields costs twice as much.
+        env: dict[str, Any] = {"cls": cls, "names": names, "unknown_field": unknown_field}
+        args = []
+        for i, (name, coerce, make) in enumerate(plan):
+            env[f"c{i}"], env[f"m{i}"] = coerce, make
+            value = f"g[{name!r}]" if coerce is None else f"c{i}(g[{name!r}])"
+            args.append(f"{value} if {name!r} in g else m{i}()")
+        source = (
+            "def factory(g):\n"
+            "    if not names.issuperset(g):\n"
+            "        unknown_field(g)\n"
+            f"    return cls({', '.join(args)})\n"
+        )
+        exec(source, env)  # generated from the type store's field names only
+        factory: Callable[[dict[str, Any]], Any] = env["factory"]
+        return factory
+
+    def _default(self, desc: Any) -> Callable[[], Any]:
+        kind, spec = desc
+        if kind == Nodetype.BASE:
+            ros_type = spec[0]
+            if ros_type in _STRING_TYPES:
+                return str
+            value = _numpy_dtype(ros_type).type(0).item()
+            return lambda: value
+        if kind == Nodetype.NAME:
+            nested = self.factory(spec)  # message types do not nest recursively
+            return lambda: nested({})
+        (sub_kind, sub_spec), length = spec
+        if kind == Nodetype.ARRAY:
+            if sub_kind == Nodetype.BASE and sub_spec[0] not in _STRING_TYPES:
+                dtype = _numpy_dtype(sub_spec[0])
+                return lambda: np.zeros(length, dtype=dtype)
+            element = self._default((sub_kind, sub_spec))
+            return lambda: [element() for _ in range(length)]
+        if sub_kind == Nodetype.BASE and sub_spec[0] not in _STRING_TYPES:
+            dtype = _numpy_dtype(sub_spec[0])
+            return lambda: np.zeros(0, dtype=dtype)
+        return list
+
+    def _coercer(self, type_name: str, field: str, desc: Any) -> Callable[[Any], Any] | None:
+        """How a given value becomes the field's value; None when it is taken as it is."""
+        kind, spec = desc
+        if kind == Nodetype.NAME:
+            nested = self.factory(spec)  # message types do not nest recursively
+            return lambda value: nested(value) if isinstance(value, dict) else value
+        if kind == Nodetype.BASE:
+            # A byte field may be given as rclpy holds it (b"\x02"): rosbags holds the int.
+            return byte_value if spec[0] == "byte" else None
+        (sub_kind, sub_spec), length = spec
+        fixed = kind == Nodetype.ARRAY
+        if sub_kind == Nodetype.BASE and sub_spec[0] not in _STRING_TYPES:
+            dtype = _numpy_dtype(sub_spec[0])
+
+            def to_array(value: Any) -> Any:
+                if isinstance(value, (bytes, bytearray, memoryview)):
+                    array = np.frombuffer(value, dtype=dtype).copy()
+                else:
+                    array = np.asarray(value, dtype=dtype)
+                if array.ndim != 1 or (fixed and array.shape[0] != length):
+                    shape = f"({length},)" if fixed else "(N,)"
+                    raise MessageError(f"{type_name}.{field} needs shape {shape}, got {array.shape}")
+                return array
+
+            return to_array
+        element = self._coercer(type_name, field, (sub_kind, sub_spec))
+        if element is None:
+            return list
+        return lambda value: [element(v) for v in value]
+
+
+def _unknown_type(type_name: str, known: Any) -> str:
+    package = type_name.split("/", maxsplit=1)[0]
+    same = sorted(k for k in known if k.startswith(package + "/"))
+    hint = f"; {package} has: {', '.join(same)}" if same else f"; no package {package!r} is known"
+    return f"unknown message type {type_name!r}{hint}"
+
+
+def serialize(msg: Any) -> bytes:
+    """CDR bytes of a rosbags message (as rosbag2 stores them)."""
+    return bytes(typestore().serialize_cdr(msg, type_name_of(msg)))
+
+
+def deserialize(raw: bytes | memoryview, type_name: str) -> Any:
+    """A rosbags message from CDR bytes."""
+    return typestore().deserialize_cdr(raw, type_name)
+
+
+@cache
+def _sequence_plan(type_name: str) -> tuple[tuple[str, ...], tuple[tuple[str, str, bool], ...]]:
+    """Numeric sequence fields of a type, and nested message fields that contain some."""
+    numeric: list[str] = []
+    nested: list[tuple[str, str, bool]] = []  # (field, type, is_list)
+    for name, (kind, spec) in typestore().fielddefs[type_name][1]:
+        if kind == Nodetype.NAME:
+            if any(_sequence_plan(spec)):
+                nested.append((name, spec, False))
+        elif kind in (Nodetype.ARRAY, Nodetype.SEQUENCE):
+            (sub_kind, sub_spec), _ = spec
+            if sub_kind == Nodetype.BASE and sub_spec[0] not in _STRING_TYPES:
+                numeric.append(name)
+            elif sub_kind == Nodetype.NAME and any(_sequence_plan(sub_spec)):
+                nested.append((name, sub_spec, True))
+    return tuple(numeric), tuple(nested)
+
+
+def find_unconverted_sequence(msg: Any) -> str | None:
+    """The path of a numeric sequence field of a rosbags message that is not a numpy array.
+
+    Such a message cannot be serialised (recorded); :func:`new` never produces one, assigning a
+    list to the field afterwards does. Returns None when every such field is an array.
+    """
+    type_name = getattr(msg, "__msgtype__", None)
+    if type_name is None:
+        return None
+    numeric, nested = _sequence_plan(type_name)
+    for name in numeric:
+        if not isinstance(getattr(msg, name), np.ndarray):
+            return name
+    for name, _, is_list in nested:
+        value = getattr(msg, name)
+        for i, item in enumerate(value if is_list else [value]):
+            if (inner := find_unconverted_sequence(item)) is not None:
+                return f"{name}[{i}].{inner}" if is_list else f"{name}.{inner}"
+    return None
+
+
+def iter_galley_types() -> Iterator[str]:
+    """The type names of galley_msgs' messages."""
+    return (f"galley_msgs/msg/{p.stem}" for p in sorted(find_galley_msg_dir().glob("*.msg")))

@@ -1,0 +1,328 @@
+"""Transport-independent nodes: what a node declares and what a host gives it.
+
+A galley node is a class that declares, once, as class attributes:
+
+* ``name``: its default ROS node name;
+* ``Config``: a frozen :class:`galley_core.config.Config` dataclass, one ROS parameter per field;
+* ``publishes`` / ``subscribes``: topics with their ROS type names and QoS;
+* ``timers``: periodic callbacks, with periods in seconds of ROS time;
+* ``uses_tf``: whether it looks up transforms (the ROS 2 host then starts a TF listener).
+
+A host (the embedded host in :mod:`galley_runtime.embedded`, or the rclpy adapter in
+:mod:`galley_runtime.ros2`) builds the configuration from parameter files, constructs the node
+with a :class:`NodeHost`, and runs its callbacks. Callbacks receive real ROS message objects
+(rclpy classes under ROS 2, ``rosbags`` classes in the embedded host; the same fields) and build
+replies with :meth:`Node.msg`. A node never imports rclpy or mujoco.
+
+Actions (nav2_msgs ComputePathToPose and FollowPath, so that galley's planner and controller and
+Nav2's servers can stand in for each other) are not declared yet; they will be declared like
+topics (a class attribute per served or called action) and implemented by both hosts, which is
+why every declaration goes through :class:`NodeHost` rather than straight to a transport.
+
+Messages: set sequence fields (``float32[] ranges``, ``uint8[] data``) through the keyword
+arguments of :meth:`Node.msg`, not by assigning to the attribute afterwards: the host converts
+numpy arrays, lists and ``array.array`` into what its message classes require.
+
+Example::
+
+    class Talker(Node):
+        name = "talker"
+        Config = TalkerConfig
+        publishes = (Publishes("chatter", "std_msgs/msg/String"),)
+        timers = (Timer("tick", period_s=lambda c: 1.0 / c.rate_hz),)
+
+        def tick(self) -> None:
+            self.publish("chatter", self.msg("std_msgs/msg/String", data="hello"))
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from galley_core.config import Config
+from galley_runtime import messages
+from galley_runtime.qos import QoS
+
+__all__ = [
+    "Logger",
+    "NoConfig",
+    "Node",
+    "NodeHost",
+    "PerSeverityLogger",
+    "Publishes",
+    "Subscribes",
+    "Timer",
+    "TimerHandle",
+]
+
+_NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_TOPIC_NAME = re.compile(r"^(~/|/)?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
+_DEFAULT_QOS = QoS()
+_TYPE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*/msg/[A-Z][A-Za-z0-9]*$")
+
+
+@dataclass(frozen=True)
+class NoConfig(Config):
+    """The configuration of a node without parameters."""
+
+
+@dataclass(frozen=True)
+class Publishes:
+    """A publication: topic name (relative, absolute or ``~/`` private), ROS type name, QoS."""
+
+    topic: str
+    type: str
+    qos: QoS = _DEFAULT_QOS
+
+
+@dataclass(frozen=True)
+class Subscribes:
+    """A subscription: topic, ROS type name, the name of the node method to call, QoS."""
+
+    topic: str
+    type: str
+    callback: str
+    qos: QoS = _DEFAULT_QOS
+
+
+@dataclass(frozen=True)
+class Timer:
+    """A periodic callback: the node method to call and its period in seconds of ROS time.
+
+    ``period_s`` is a number or a function of the node's configuration (e.g. ``lambda c: 1 / c.rate_hz``).
+    As with rclpy, the first call comes one period after the node starts.
+    """
+
+    callback: str
+    period_s: float | Callable[[Any], float]
+
+    def period_for(self, config: Any) -> float:
+        period = self.period_s(config) if callable(self.period_s) else float(self.period_s)
+        if not period > 0.0:
+            raise ValueError(f"timer {self.callback!r}: period {period} s must be > 0")
+        return period
+
+
+class Logger(Protocol):
+    """The logging calls a node may make (both ``logging.Logger`` and rclpy's logger have them).
+
+    Pass one formatted string: rclpy's logger takes no %-style arguments.
+    """
+
+    def debug(self, message: str) -> Any: ...
+    def info(self, message: str) -> Any: ...
+    def warning(self, message: str) -> Any: ...
+    def error(self, message: str) -> Any: ...
+
+
+class PerSeverityLogger:
+    """A logger that makes each severity's calls from a call site of its own.
+
+    rclpy's logger keys its state on the line that calls it and raises ``ValueError: Logger
+    severity cannot be changed between calls`` when one line logs at two severities
+    (``(log.info if ok else log.warning)(text)``). The ROS 2 host wraps rclpy's logger in this
+    class, so every node is safe from that rule: rclpy sees the four lines below, one per severity.
+    """
+
+    def __init__(self, logger: Logger) -> None:
+        self._logger = logger
+
+    def debug(self, message: str) -> None:
+        self._logger.debug(message)
+
+    def info(self, message: str) -> None:
+        self._logger.info(message)
+
+    def warning(self, message: str) -> None:
+        self._logger.warning(message)
+
+    def error(self, message: str) -> None:
+        self._logger.error(message)
+
+
+class TimerHandle(Protocol):
+    """What a host returns for a timer."""
+
+    def cancel(self) -> None: ...
+
+
+class PublisherHandle(Protocol):
+    """What a host returns for a publication (an rclpy ``Publisher`` under ROS 2)."""
+
+    def publish(self, msg: Any) -> None: ...
+
+    def get_subscription_count(self) -> int:
+        """How many subscriptions currently receive this publisher's messages."""
+        ...
+
+
+class NodeHost(ABC):
+    """What a host provides to one node: clock, logger, topics, timers, TF.
+
+    The embedded host and the ROS 2 host implement it; nodes use it through :class:`Node`.
+    """
+
+    #: The node's fully qualified name, e.g. ``/square_driver``.
+    fully_qualified_name: str
+    logger: Logger
+
+    @abstractmethod
+    def now_ns(self) -> int:
+        """Current ROS time (simulated time under ``use_sim_time``), integer nanoseconds."""
+
+    @abstractmethod
+    def create_publisher(self, topic: str, type_name: str, qos: QoS) -> PublisherHandle:
+        """Create a publisher; ``topic`` is resolved against the node's namespace."""
+
+    @abstractmethod
+    def create_subscription(
+        self, topic: str, type_name: str, callback: Callable[[Any], None], qos: QoS
+    ) -> object:
+        """Create a subscription whose callback receives message objects."""
+
+    @abstractmethod
+    def create_timer(self, period_s: float, callback: Callable[[], None]) -> TimerHandle:
+        """Create a timer on ROS time; the first call comes after one period."""
+
+    @abstractmethod
+    def lookup_transform(self, target: str, source: str, time_ns: int | None = None) -> Any:
+        """``geometry_msgs/msg/TransformStamped`` from ``source`` into ``target`` at ``time_ns``.
+
+        None asks for the latest available. Never blocks.
+
+        Raises:
+            galley_core.tf_tree.TransformError: unknown frame, unconnected frames, or extrapolation.
+        """
+
+    @abstractmethod
+    def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
+        """Broadcast ``geometry_msgs/msg/TransformStamped`` messages on /tf (or /tf_static)."""
+
+    @abstractmethod
+    def topic_names_and_types(self) -> list[tuple[str, list[str]]]:
+        """Topics currently known in the graph, with their type names."""
+
+
+class Node:
+    """Base class of galley nodes. See the module docstring for what a subclass declares.
+
+    Args:
+        host: the node's host interface.
+        config: the validated configuration (an instance of ``Config``).
+    """
+
+    name: ClassVar[str]
+    Config: ClassVar[type[Config]] = NoConfig
+    publishes: ClassVar[Sequence[Publishes]] = ()
+    subscribes: ClassVar[Sequence[Subscribes]] = ()
+    timers: ClassVar[Sequence[Timer]] = ()
+    uses_tf: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            _check_declaration(cls)
+
+    def __init__(self, host: NodeHost, config: Any) -> None:
+        if not isinstance(config, self.Config):
+            raise TypeError(
+                f"{type(self).__name__} needs a {self.Config.__name__}, got {type(config).__name__}"
+            )
+        self.host = host
+        self.config = config
+        self.log: Logger = host.logger
+        self._publishers = {p.topic: host.create_publisher(p.topic, p.type, p.qos) for p in self.publishes}
+        for sub in self.subscribes:
+            host.create_subscription(sub.topic, sub.type, getattr(self, sub.callback), sub.qos)
+        self._timers = [
+            host.create_timer(t.period_for(config), getattr(self, t.callback)) for t in self.timers
+        ]
+
+    # -- messages and time ---------------------------------------------------------------------
+
+    def publish(self, topic: str, msg: Any) -> None:
+        """Publish on a topic declared in ``publishes`` (by the name used there)."""
+        try:
+            publisher = self._publishers[topic]
+        except KeyError:
+            declared = ", ".join(self._publishers) or "none"
+            raise KeyError(f"node {self.name!r} does not publish {topic!r} (declared: {declared})") from None
+        publisher.publish(msg)
+
+    def has_subscribers(self, topic: str) -> bool:
+        """Whether anyone receives what is published on ``topic`` (declared in ``publishes``).
+
+        For work done only to be published, such as rendering a camera image: skip it when this
+        is False, as ROS 2 camera drivers do.
+        """
+        try:
+            publisher = self._publishers[topic]
+        except KeyError:
+            declared = ", ".join(self._publishers) or "none"
+            raise KeyError(f"node {self.name!r} does not publish {topic!r} (declared: {declared})") from None
+        return publisher.get_subscription_count() > 0
+
+    @staticmethod
+    def msg(type_name: str, /, **fields: Any) -> Any:
+        """A new message of ``type_name`` with ROS defaults and the given fields (dicts for nested)."""
+        return messages.new(type_name, **fields)
+
+    def now_ns(self) -> int:
+        """ROS time in nanoseconds."""
+        return self.host.now_ns()
+
+    def now_s(self) -> float:
+        """ROS time in seconds."""
+        return self.host.now_ns() * 1e-9
+
+    def stamp(self) -> Any:
+        """The current ROS time as ``builtin_interfaces/msg/Time``."""
+        return messages.time_msg(self.host.now_ns())
+
+    # -- TF ------------------------------------------------------------------------------------
+
+    def lookup_transform(self, target: str, source: str, time_ns: int | None = None) -> Any:
+        """See :meth:`NodeHost.lookup_transform`."""
+        return self.host.lookup_transform(target, source, time_ns)
+
+    def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
+        """See :meth:`NodeHost.send_transforms`."""
+        self.host.send_transforms(transforms, static=static)
+
+    # -- life cycle ----------------------------------------------------------------------------
+
+    def on_config_change(self, config: Any) -> None:
+        """Called with a new, already validated configuration after a parameter update.
+
+        The default adopts it; nodes whose timers or state depend on it override this.
+        """
+        self.config = config
+
+    def on_shutdown(self) -> None:
+        """Called once when the host shuts down: flush files, publish last messages."""
+
+
+def _check_declaration(cls: type[Node]) -> None:
+    """Reject a malformed declaration when the class is defined, not when it first runs."""
+    where = f"node class {cls.__qualname__}"
+    if not _NODE_NAME.match(cls.name):
+        raise TypeError(f"{where}: name {cls.name!r} is not a valid ROS node name")
+    if not (isinstance(cls.Config, type) and issubclass(cls.Config, Config)):
+        raise TypeError(f"{where}: Config must be a galley_core.config.Config dataclass")
+    for decl in (*cls.publishes, *cls.subscribes):
+        if not _TOPIC_NAME.match(decl.topic):
+            raise TypeError(f"{where}: {decl.topic!r} is not a valid topic name")
+        if not _TYPE_NAME.match(decl.type):
+            raise TypeError(
+                f"{where}: {decl.type!r} is not a ROS message type name like 'std_msgs/msg/String'"
+            )
+    topics = [p.topic for p in cls.publishes]
+    if len(set(topics)) != len(topics):
+        raise TypeError(f"{where}: a topic is declared twice in publishes: {topics}")
+    for decl in (*cls.subscribes, *cls.timers):
+        if not callable(getattr(cls, decl.callback, None)):
+            raise TypeError(f"{where}: callback {decl.callback!r} is not a method of the class")
