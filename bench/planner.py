@@ -101,7 +101,7 @@ def run_galley(grid: OccupancyGrid, clearance: float, repeats: int) -> dict[str,
 
 def run_tcod(blocked: np.ndarray, cells: Any, repeats: int) -> dict[str, Any] | None:
     try:
-        import tcod.path
+        import tcod.path  # noqa: PLC0415 (optional: tcod, a baseline)
     except ImportError:
         return None
     cost = np.where(blocked, 0, 1).astype(np.int8)
@@ -116,8 +116,8 @@ def run_tcod(blocked: np.ndarray, cells: Any, repeats: int) -> dict[str, Any] | 
 
 def run_pmp(blocked: np.ndarray, cells: Any) -> dict[str, Any] | None:
     try:
-        from python_motion_planning.common import TYPES, Grid
-        from python_motion_planning.path_planner import ThetaStar as PmpThetaStar
+        from python_motion_planning.common import TYPES, Grid  # noqa: PLC0415 (optional: python_motion_planning, a baseline)
+        from python_motion_planning.path_planner import ThetaStar as PmpThetaStar  # noqa: PLC0415 (optional: python_motion_planning, a baseline)
     except ImportError:
         return None
     if not _PMP_WARM:  # its numba helpers compile or load on first use: keep that out of the timing

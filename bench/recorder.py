@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rosbags.rosbag2 import StoragePlugin, Writer
+
 from galley_nodes.nodes.recorder import RecorderNode
 from galley_nodes.nodes.square_driver import SquareDriverNode
 from galley_runtime.embedded import EmbeddedHost
@@ -60,8 +62,6 @@ def capture(seconds: float) -> list[tuple[str, str, int, Any]]:
 
 def time_writer(kind: str, stream: list[tuple[str, str, int, Any]], folder: Path) -> tuple[float, int]:
     """Wall seconds to serialise and write ``stream``, and the bytes of message data."""
-    from rosbags.rosbag2 import StoragePlugin, Writer
-
     path = folder / kind
     nbytes = 0
     start = time.perf_counter()

@@ -54,7 +54,7 @@ def ms_per_tick(render: Callable[[], object], ticks: int) -> float:
 
 
 def measure(size: tuple[int, int], seeds: int, ticks: int) -> dict[str, dict[str, float]]:
-    import mujoco  # after galley_sim, which chooses MuJoCo's headless OpenGL backend
+    import mujoco  # after galley_sim, which chooses MuJoCo's headless OpenGL backend  # noqa: PLC0415 (optional: mujoco)
 
     scene = find_scene("kitchen")
     sim = KitchenSim(scene, SimOptions(image_width=size[0], image_height=size[1]))

@@ -51,7 +51,7 @@ def node_rtf(sim_seconds: float, **params: object) -> float:
 
 def raw_rtf(steps: int) -> float:
     """MuJoCo's own step loop on the same model and episode: the ceiling."""
-    import mujoco  # after galley_sim, which chooses the headless GL backend
+    import mujoco  # after galley_sim, which chooses the headless GL backend  # noqa: PLC0415 (optional: mujoco)
 
     scene = find_scene("kitchen")
     sim = KitchenSim(scene)

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from galley_cli.errors import UsageError
+from galley_runtime.recording.repair import RepairError, repair_bag
 
 __all__ = ["add_parser"]
 
 
 def _repair(args: argparse.Namespace) -> int:
     # Imported when run, as every command's work: rosbags would otherwise load for any galley command.
-    from galley_runtime.recording.repair import RepairError, repair_bag
 
     try:
         report = repair_bag(args.bag)

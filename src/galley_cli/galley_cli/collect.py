@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import shutil
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -32,7 +33,16 @@ from pathlib import Path
 from typing import Any
 
 from galley_cli import episode_pool, image_size, positive_number, seed_number, whole_number
+from galley_cli.errors import UsageError
+from galley_cli.run import run_episode
+from galley_core.config import ConfigError
+from galley_core.episode import sample_episode
+from galley_core.scene import SceneError
+from galley_core.tasks.grammar import PlanError
+from galley_core.tasks.suite import plan_for_instruction
+from galley_learning.planners.configured import load_suite_entries
 from galley_runtime.config_files import find_scene
+from galley_runtime.params_file import ParameterError
 
 __all__ = ["CollectConfig", "CollectError", "add_parser", "collect"]
 
@@ -42,10 +52,6 @@ class CollectError(ValueError):
 
 
 def _user_errors() -> tuple[type[Exception], ...]:
-    from galley_core.config import ConfigError
-    from galley_core.scene import SceneError
-    from galley_core.tasks.grammar import PlanError
-    from galley_runtime.params_file import ParameterError
 
     return (ConfigError, ParameterError, SceneError, PlanError)
 
@@ -85,12 +91,6 @@ def _choose(config: CollectConfig, number: int, entries: list[Any], scene: Any) 
     The instruction is the first suite instruction, in a seeded order, with a gold plan in that
     episode.
     """
-    import random
-
-    from galley_core.episode import sample_episode
-    from galley_core.tasks.grammar import PlanError
-    from galley_core.tasks.suite import plan_for_instruction
-
     seed = config.seed + number
     episode = sample_episode(scene, seed)
     rng = random.Random(seed)
@@ -107,8 +107,6 @@ def _run_one(
     *, instruction: str, seed: int, plan: list[str], scene: str, work: str, params: str
 ) -> dict[str, Any]:
     """One episode into ``work`` (a worker process); returns its summary."""
-    from galley_cli.run import run_episode
-
     start = time.perf_counter()
     summary = run_episode(
         instruction,
@@ -127,8 +125,6 @@ def _run_one(
 
 def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
     """Collect ``config.episodes`` episodes into ``config.out``; returns what collection.json holds."""
-    from galley_learning.planners.configured import load_suite_entries
-
     scene = find_scene(config.scene)
     entries = [e for e in load_suite_entries(config.suite) if e.split == "train"]
     if not entries:
@@ -261,7 +257,6 @@ def _write_records(
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_cli.errors import UsageError
 
     if min(args.image_size) < 8:
         raise UsageError(f"--image-size {args.image_size[0]}x{args.image_size[1]}: at least 8x8 pixels")

@@ -31,16 +31,19 @@ import argparse
 import csv
 import json
 import time
+from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from galley_cli import add_params_option, episode_pool, whole_number
+from galley_cli.errors import UsageError
 from galley_cli.overrides import PRECEDENCE_HELP
-from galley_cli.run import run_settings
+from galley_cli.run import run_episode, run_settings
 from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
 from galley_core.tasks.suite import SuiteEntry, load_suite
+from galley_learning.planners.evaluate import predict_suite_plans
 from galley_runtime.config_files import config_dirs
 
 __all__ = ["add_parser", "evaluate"]
@@ -68,7 +71,6 @@ def predict_plans(planner: str, entries: list[SuiteEntry], scene: str) -> list[l
     """Plans the planner ``planner`` predicts for the entries; ``gold`` returns the gold plans."""
     if planner == "gold":
         return [list(e.plan) for e in entries]
-    from galley_learning.planners.evaluate import predict_suite_plans  # the planners' package
 
     return predict_suite_plans(planner, entries, scene)
 
@@ -144,7 +146,7 @@ def evaluate(
         wall_s=time.perf_counter() - wall_start,
     )
     if policy is not None:
-        from galley_learning.policy.train import heldout_mse
+        from galley_learning.policy.train import heldout_mse  # noqa: PLC0415 (deferred: torch)
 
         metrics["policy"] = str(policy)
         metrics["mse"] = heldout_mse(policy)
@@ -163,8 +165,6 @@ def _execute_one(
     entry: SuiteEntry, scene_name: str, policy: Path | None, params: list[Path]
 ) -> dict[str, Any]:
     """Execute one suite entry's gold plan; the episode's columns of its row, with ``outcomes``."""
-    from galley_cli.run import run_episode
-
     summary = run_episode(
         entry.instruction,
         scene_name=scene_name,
@@ -206,7 +206,6 @@ def _execute(
             done[i] = _execute_one(entry, scene_name, policy, params)
             _progress(len(done), len(entries), start, list(done.values()))
         return [done[i] for i in range(len(entries))]
-    from concurrent.futures import as_completed
 
     with episode_pool(workers) as pool:
         futures = {
@@ -277,10 +276,10 @@ def _metrics(
 
 
 def _plot(mode: str, rows: list[dict[str, Any]], metrics: dict[str, Any], path: Path) -> None:
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 (optional: matplotlib)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (optional: matplotlib)
 
     panels = []
     if metrics.get("sr_by_action"):
@@ -316,7 +315,6 @@ def _run(args: argparse.Namespace) -> int:
         f"galley eval --mode {args.mode}: {args.episodes or 'all'} episodes of split {args.split!r}; "
         f"report in {args.out}/"
     )
-    from galley_cli.errors import UsageError
 
     if args.workers < 1:
         raise UsageError(f"--workers {args.workers}: at least 1")

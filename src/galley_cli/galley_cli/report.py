@@ -77,10 +77,10 @@ def top_down_axes(
     image: np.ndarray[Any, Any], scene: Any, *, size: tuple[float, float] = (8, 6)
 ) -> tuple[Any, Any]:
     """A matplotlib figure and axes showing the top-down image in map coordinates (metres)."""
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 (optional: matplotlib)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (optional: matplotlib)
 
     x0, y0, x1, y1 = scene.bounds
     height, width = image.shape[:2]

@@ -13,14 +13,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from galley_core.tasks.phrasings import generate_phrasing_suite
+from galley_core.tasks.suite import SUITE_VERSION, generate_suite, save_suite
 from galley_runtime.config_files import find_scene
 
 __all__ = ["add_parser"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_core.tasks.phrasings import generate_phrasing_suite
-    from galley_core.tasks.suite import SUITE_VERSION, generate_suite, save_suite
 
     scene = find_scene(args.scene)
     if args.phrasing:

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from galley_cli import image_size, positive_number, seed_number, whole_number
+from galley_cli.errors import UsageError
 
 __all__ = ["add_parser"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_cli.errors import UsageError
-    from galley_learning.policy.dataset import DatasetConfig, build_dataset
-    from galley_learning.policy.train import TrainConfig, train
+    from galley_learning.policy.dataset import DatasetConfig, build_dataset  # noqa: PLC0415 (deferred: torch)
+    from galley_learning.policy.train import TrainConfig, train  # noqa: PLC0415 (deferred: torch)
 
     data, run = Path(args.data), Path(args.out)
     try:

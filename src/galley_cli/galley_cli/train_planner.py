@@ -11,17 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from galley_cli import seed_number, whole_number
+from galley_cli.errors import UsageError
+from galley_core.config import ConfigError
+from galley_learning.planners.configured import load_suite_entries
 from galley_runtime.config_files import find_scene
 
 __all__ = ["add_parser"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_cli.errors import UsageError
-    from galley_core.config import ConfigError
-    from galley_learning.planners.configured import load_suite_entries
-    from galley_learning.planners.galley_model import DEFAULT_WEIGHTS
-    from galley_learning.planners.galley_train import TrainConfig, train_planner
+    from galley_learning.planners.galley_model import DEFAULT_WEIGHTS  # noqa: PLC0415 (deferred: torch)
+    from galley_learning.planners.galley_train import TrainConfig, train_planner  # noqa: PLC0415 (deferred: torch)
 
     scene = find_scene(args.scene)
     suite = load_suite_entries(args.suite)

@@ -24,9 +24,9 @@ def build(graphs: Iterable[Graph], version: str) -> list[Any]:
         ImportError: not running inside Isaac Sim (its python.sh or a SimulationApp script).
     """
     try:
-        import omni.graph.core as og
-        import omni.usd
-        import usdrt.Sdf
+        import omni.graph.core as og  # noqa: PLC0415 (optional: Isaac Sim)
+        import omni.usd  # noqa: PLC0415 (optional: Isaac Sim)
+        import usdrt.Sdf  # noqa: PLC0415 (optional: Isaac Sim)
     except ImportError as err:
         raise ImportError(
             f"galley_isaac.builder.build needs Isaac Sim ({err.name} is missing): run it with Isaac "

@@ -12,6 +12,7 @@ with ``/`` are relative: robot parts to ``robot.prim_path``, objects to ``scene.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -318,7 +319,6 @@ def _join(root: str, path: str) -> str:
 
 
 def _replace_usd(config: BridgeConfig, scene_usd: str, robot_usd: str) -> BridgeConfig:
-    import dataclasses
 
     return dataclasses.replace(
         config,

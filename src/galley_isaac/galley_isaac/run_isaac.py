@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from galley_isaac.builder import build
 from galley_isaac.config import BridgeConfig, BridgeConfigError, load_bridge_config
 from galley_isaac.graph import SUPPORTED_VERSIONS
 from galley_isaac.graphs import OPTICAL_PRIM, OPTICAL_ROTATION_XYZW, Pose3, bridge_graphs
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         print("run_isaac: " + "\nrun_isaac: ".join(problems), file=sys.stderr)
         return 2
 
-    from isaacsim import SimulationApp  # only inside Isaac Sim; starts Kit
+    from isaacsim import SimulationApp  # only inside Isaac Sim; starts Kit  # noqa: PLC0415 (optional: Isaac Sim)
 
     app = SimulationApp({"headless": args.headless})
     try:
@@ -77,13 +78,12 @@ def main(argv: list[str] | None = None) -> int:
         stage = _load_stage(config)
         _set_rates(stage, config)
         app.update()
-        from galley_isaac.builder import build
 
         graphs = bridge_graphs(config, _map_to_odom(stage, config))
         _name_frames(stage, graphs)
         build(graphs, version)
         print(f"run_isaac: built {len(graphs)} graphs under /Galley; playing")
-        import omni.timeline
+        import omni.timeline  # noqa: PLC0415 (optional: Isaac Sim)
 
         omni.timeline.get_timeline_interface().play()
         start = time.monotonic()
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
 def _isaac_version() -> str:
     """``major.minor`` of the running Isaac Sim, mapped to a supported version."""
     try:
-        from isaacsim.core.version import get_version
+        from isaacsim.core.version import get_version  # noqa: PLC0415 (optional: Isaac Sim)
 
         major, minor = get_version()[2], get_version()[3]
     except ImportError:
@@ -111,7 +111,7 @@ def _isaac_version() -> str:
 
 
 def _enable_bridge(version: str) -> None:
-    import omni.kit.app
+    import omni.kit.app  # noqa: PLC0415 (optional: Isaac Sim)
 
     name = "omni.isaac.ros2_bridge" if version.startswith("4.") else "isaacsim.ros2.bridge"
     omni.kit.app.get_app().get_extension_manager().set_extension_enabled_immediate(name, True)
@@ -119,8 +119,8 @@ def _enable_bridge(version: str) -> None:
 
 def _load_stage(config: BridgeConfig) -> Any:
     """A new stage in metres, z up, with the scene, the robot and galley's map frame."""
-    import omni.usd
-    from pxr import Gf, UsdGeom
+    import omni.usd  # noqa: PLC0415 (optional: Isaac Sim)
+    from pxr import Gf, UsdGeom  # noqa: PLC0415 (optional: Isaac Sim)
 
     context = omni.usd.get_context()
     context.new_stage()
@@ -169,7 +169,7 @@ def _required_prims(config: BridgeConfig) -> dict[str, str]:
 def _set_pose(
     xform: Any, translation: tuple[float, float, float], yaw: float, scale: tuple[float, ...] = ()
 ) -> None:
-    from pxr import Gf
+    from pxr import Gf  # noqa: PLC0415 (optional: Isaac Sim)
 
     xform.ClearXformOpOrder()  # ops from a referenced asset would otherwise compose with ours
     xform.AddTranslateOp().Set(Gf.Vec3d(*translation))
@@ -180,9 +180,9 @@ def _set_pose(
 
 def _set_rates(stage: Any, config: BridgeConfig) -> None:
     """Physics at ``rates.physics_hz``, one rendered frame (OnPlaybackTick) per ``1 / render_hz``."""
-    import carb.settings
-    import omni.timeline
-    from pxr import PhysxSchema, UsdPhysics
+    import carb.settings  # noqa: PLC0415 (optional: Isaac Sim)
+    import omni.timeline  # noqa: PLC0415 (optional: Isaac Sim)
+    from pxr import PhysxSchema, UsdPhysics  # noqa: PLC0415 (optional: Isaac Sim)
 
     rates = config.rates
     path = config.scene.physics_scene_path
@@ -201,7 +201,7 @@ def _set_rates(stage: Any, config: BridgeConfig) -> None:
 
 def _map_to_odom(stage: Any, config: BridgeConfig) -> Pose3:
     """The base link's pose in map before playback: where Isaac's odometry will start."""
-    from pxr import Usd, UsdGeom
+    from pxr import Usd, UsdGeom  # noqa: PLC0415 (optional: Isaac Sim)
 
     cache = UsdGeom.XformCache(Usd.TimeCode.Default())
     world = cache.GetLocalToWorldTransform(stage.GetPrimAtPath(config.base_link_prim))
@@ -214,7 +214,7 @@ def _map_to_odom(stage: Any, config: BridgeConfig) -> Pose3:
 
 def _name_frames(stage: Any, graphs: Any) -> None:
     """Set ``isaac:nameOverride`` on every prim the TF graphs publish, to its galley frame name."""
-    from pxr import Sdf
+    from pxr import Sdf  # noqa: PLC0415 (optional: Isaac Sim)
 
     for graph in graphs:
         for path, frame in graph.name_overrides.items():

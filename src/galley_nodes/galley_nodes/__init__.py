@@ -1,3 +1,6 @@
-"""galley's nodes and the two hosts that run them: embedded (one process) and ROS 2 (rclpy)."""
+"""galley's nodes: the stack's planners, controllers, monitor, recorder and task executor.
+
+They are declared with :mod:`galley_runtime.node` and run in either of its hosts.
+"""
 
 __version__ = "0.1.0"

@@ -22,7 +22,7 @@ _NO_ROS = (
 def _executable(name: str) -> Callable[[], int]:
     def main() -> int:
         try:
-            from galley_runtime.ros2.host import run_node
+            from galley_runtime.ros2.host import run_node  # noqa: PLC0415 (optional: rclpy)
         except ImportError as err:
             print(_NO_ROS.format(name=name, err=err), file=sys.stderr)
             return 2

@@ -22,7 +22,9 @@ which gives the ``int`` in both hosts (``int(b'\x02')`` raises). ``new`` takes e
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
+
+from galley_runtime.message_backend import MessageBackend, MessageError, byte_value, type_name_of
 
 __all__ = [
     "MessageBackend",
@@ -38,22 +40,6 @@ __all__ = [
 ]
 
 
-class MessageError(TypeError):
-    """A message type or field that does not exist, or a value of the wrong kind."""
-
-
-class MessageBackend(Protocol):
-    """Message classes of one host."""
-
-    def new(self, type_name: str, /, **fields: Any) -> Any:
-        """A message with ROS defaults and ``fields`` (nested messages may be given as dicts)."""
-        ...
-
-    def get_class(self, type_name: str) -> type:
-        """The message class of ``pkg/msg/Name``."""
-        ...
-
-
 _backend: MessageBackend | None = None
 _classes: dict[str, type] = {}
 
@@ -62,7 +48,8 @@ def backend() -> MessageBackend:
     """The process's message backend (the embedded one unless a host installed another)."""
     global _backend
     if _backend is None:
-        from galley_runtime.embedded.rosbags_messages import RosbagsMessages
+        # optional: rosbags (the embedded backend); under ROS 2 the host installs rclpy's first.
+        from galley_runtime.embedded.rosbags_messages import RosbagsMessages  # noqa: PLC0415 (optional: rosbags)
 
         _backend = RosbagsMessages()
     return _backend
@@ -96,15 +83,6 @@ def message_class(type_name: str) -> type:
     return cls
 
 
-def type_name_of(msg: Any) -> str:
-    """``pkg/msg/Name`` of a message object of either backend."""
-    name = getattr(msg, "__msgtype__", None)
-    if name is not None:
-        return str(name)
-    module = type(msg).__module__.split(".")  # rclpy: geometry_msgs.msg._twist
-    return f"{module[0]}/msg/{type(msg).__name__}"
-
-
 def time_msg(time_ns: int) -> Any:
     """``builtin_interfaces/msg/Time`` for integer nanoseconds."""
     sec, nanosec = divmod(int(time_ns), 1_000_000_000)
@@ -114,19 +92,3 @@ def time_msg(time_ns: int) -> Any:
 def time_ns_from_msg(stamp: Any) -> int:
     """Integer nanoseconds of a ``builtin_interfaces/msg/Time``."""
     return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
-
-
-def byte_value(value: Any) -> int:
-    """The integer of a ``byte`` field: rclpy gives a one-byte ``bytes``, rosbags an ``int``.
-
-    Raises:
-        MessageError: ``value`` is neither an integer in 0..255 nor a single byte.
-    """
-    if isinstance(value, (bytes, bytearray)):
-        if len(value) != 1:
-            raise MessageError(f"a byte field holds one byte, got {bytes(value)!r}")
-        return value[0]
-    number = int(value)
-    if not 0 <= number <= 255:
-        raise MessageError(f"a byte field holds 0..255, got {number}")
-    return number

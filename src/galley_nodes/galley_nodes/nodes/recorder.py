@@ -36,6 +36,9 @@ from typing import Any
 from galley_core.config import Config, ConfigError, param
 from galley_runtime.node import Node, Timer
 from galley_runtime.qos import QoS
+from galley_runtime.recording.episode_info import EpisodeInfo
+from galley_runtime.recording.open_writer import open_bag_writer
+from galley_runtime.recording.serialization import serialize
 
 __all__ = ["DiskSpaceError", "RecorderConfig", "RecorderNode"]
 
@@ -112,10 +115,6 @@ class RecorderNode(Node):
 
     def __init__(self, host: Any, config: RecorderConfig) -> None:
         super().__init__(host, config)
-        from galley_runtime.recording.episode_info import EpisodeInfo
-        from galley_runtime.recording.serialization import serialize
-        from galley_runtime.recording.writer import open_bag_writer
-
         c = config
         output = Path(c.output_dir)
         output.mkdir(parents=True, exist_ok=True)
@@ -127,7 +126,7 @@ class RecorderNode(Node):
         )
         self.hdf5: Any = None
         if c.hdf5:
-            from galley_runtime.recording.hdf5 import Hdf5EpisodeWriter
+            from galley_runtime.recording.hdf5 import Hdf5EpisodeWriter  # noqa: PLC0415 (optional: h5py)
 
             self.hdf5 = Hdf5EpisodeWriter(self.bag_path / "episode.h5", compression=c.hdf5_compression)
         self._serialize = serialize

@@ -19,7 +19,7 @@ from rosbags.interfaces import Nodetype
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
-from galley_runtime.messages import MessageError, byte_value, type_name_of
+from galley_runtime.message_backend import MessageError, byte_value, type_name_of
 
 __all__ = [
     "RosbagsMessages",

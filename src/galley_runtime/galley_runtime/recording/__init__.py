@@ -1,7 +1,7 @@
 """Recording: rosbag2 bags (mcap or sqlite3) and HDF5 episodes, replay, and a dataset reader.
 
-* :mod:`.writer`: :class:`BagWriter`, the small interface the ``recorder`` node writes through,
-  and :func:`open_bag_writer`, which picks an implementation;
+* :mod:`.writer`: :class:`BagWriter`, the small interface the ``recorder`` node writes through;
+* :mod:`.open_writer`: :func:`open_bag_writer`, which picks an implementation;
 * :mod:`.rosbags_writer`: the embedded host's writer (``rosbags``), crash-safe by splitting;
 * :mod:`.staging`: a bag's layout while it is written (``.writing_<n>/``, the writer's lock) and the
   check readers make (an interrupted bag is refused with the repair named);

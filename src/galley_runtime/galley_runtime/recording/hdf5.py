@@ -150,7 +150,7 @@ class Hdf5EpisodeWriter:
             entry = self._topics[topic] = _Topic(group, type_name, self._compression)
         if type_name == "sensor_msgs/msg/Image":
             if msg is None:
-                from galley_runtime.embedded.rosbags_messages import deserialize
+                from galley_runtime.embedded.rosbags_messages import deserialize  # noqa: PLC0415 (optional: rosbags)
 
                 msg = deserialize(data, type_name)
             pixels = _pixels(msg)

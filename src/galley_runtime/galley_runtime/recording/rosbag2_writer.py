@@ -15,12 +15,14 @@ sidecar JSON in any case.
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from galley_runtime.qos import QoS
+from galley_runtime.recording.metadata_file import update_custom_data
 from galley_runtime.recording.writer import BagWriter, BagWriterError
 
 __all__ = ["Rosbag2PyWriter"]
@@ -30,7 +32,7 @@ class Rosbag2PyWriter(BagWriter):
     """A rosbag2 bag written by rosbag2_py (see the module docstring)."""
 
     def __init__(self, path: Path, *, storage: str = "mcap", split_period_s: float = 5.0) -> None:
-        import rosbag2_py
+        import rosbag2_py  # noqa: PLC0415 (optional: rosbag2_py)
 
         self._rosbag2 = rosbag2_py
         self.path = Path(path)
@@ -78,7 +80,7 @@ class Rosbag2PyWriter(BagWriter):
     @staticmethod
     def _rclpy_qos(qos: QoS) -> Any:
         try:
-            from rosbag2_py import QoS as Rosbag2QoS
+            from rosbag2_py import QoS as Rosbag2QoS  # noqa: PLC0415 (optional: rosbag2_py)
         except ImportError:
             return None
         profile = Rosbag2QoS(qos.depth)
@@ -105,11 +107,8 @@ class Rosbag2PyWriter(BagWriter):
         if self._writer is None:
             return
         self._writer = None  # rosbag2_py closes the bag and writes metadata.yaml on destruction
-        import gc
 
         gc.collect()
         metadata = self.path / "metadata.yaml"
         if metadata.exists() and self._custom:
-            from galley_runtime.recording.metadata_file import update_custom_data
-
             update_custom_data(metadata, self._custom)

@@ -10,9 +10,10 @@ __all__ = ["serialize"]
 def serialize(msg: Any) -> bytes:
     """The CDR bytes rosbag2 stores for ``msg`` (little-endian, with the encapsulation header)."""
     if hasattr(msg, "__msgtype__"):
-        from galley_runtime.embedded.rosbags_messages import serialize as rosbags_serialize
+        # optional: rosbags (embedded host only)
+        from galley_runtime.embedded.rosbags_messages import serialize as rosbags_serialize  # noqa: PLC0415
 
         return rosbags_serialize(msg)
-    from rclpy.serialization import serialize_message
+    from rclpy.serialization import serialize_message  # noqa: PLC0415 (optional: rclpy)
 
     return bytes(serialize_message(msg))

@@ -1,15 +1,14 @@
-"""The bag writer interface of the ``recorder`` node, and how an implementation is chosen."""
+"""The bag writer interface of the ``recorder`` node (:mod:`.open_writer` chooses an implementation)."""
 
 from __future__ import annotations
 
-import importlib.util
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
 
 from galley_runtime.qos import QoS
 
-__all__ = ["STORAGES", "BagWriter", "BagWriterError", "open_bag_writer"]
+__all__ = ["STORAGES", "BagWriter", "BagWriterError"]
 
 #: rosbag2 storage plugins galley writes: mcap (the default) and sqlite3.
 STORAGES = ("mcap", "sqlite3")
@@ -53,40 +52,3 @@ class BagWriter(ABC):
     @abstractmethod
     def bytes_written(self) -> int:
         """Bytes of message data written so far."""
-
-
-def open_bag_writer(
-    path: Path, *, storage: str = "mcap", split_period_s: float = 5.0, implementation: str = "auto"
-) -> BagWriter:
-    """A writer for a new bag folder ``path``.
-
-    Args:
-        path: the bag folder to create; it must not exist.
-        storage: ``mcap`` or ``sqlite3``.
-        split_period_s: start a new bag file every this many seconds of ROS time (what readers lose of a
-            killed recording until ``galley bag repair``).
-        implementation: ``rosbags`` (embedded host), ``rosbag2_py`` (ROS 2's own writer), or ``auto``:
-            rosbag2_py when it imports and the messages are rclpy's, else rosbags.
-
-    Raises:
-        BagWriterError: the folder exists, an unknown storage, or the implementation is missing.
-    """
-    if storage not in STORAGES:
-        raise BagWriterError(f"storage {storage!r} is not supported; use one of {', '.join(STORAGES)}")
-    if path.exists():
-        raise BagWriterError(f"bag folder {path} exists already; choose another bag_name or output_dir")
-    if implementation == "auto":
-        from galley_runtime import messages
-
-        rclpy_messages = type(messages.backend()).__name__ == "RclpyMessages"
-        have_rosbag2 = importlib.util.find_spec("rosbag2_py") is not None
-        implementation = "rosbag2_py" if rclpy_messages and have_rosbag2 else "rosbags"
-    if implementation == "rosbag2_py":
-        from galley_runtime.recording.rosbag2_writer import Rosbag2PyWriter
-
-        return Rosbag2PyWriter(path, storage=storage, split_period_s=split_period_s)
-    if implementation == "rosbags":
-        from galley_runtime.recording.rosbags_writer import RosbagsWriter
-
-        return RosbagsWriter(path, storage=storage, split_period_s=split_period_s)
-    raise BagWriterError(f"bag writer {implementation!r} is unknown; use auto, rosbags or rosbag2_py")

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from galley_runtime import messages
+from galley_runtime.message_backend import byte_value
 
 __all__ = ["RclpyMessages"]
 
@@ -102,5 +102,5 @@ class RclpyMessages:
             dtype = default.dtype
             return lambda v: np.asarray(v, dtype=dtype)
         if isinstance(default, bytes):  # a byte field: an int (as rosbags holds it) or one byte
-            return lambda v: v if isinstance(v, bytes) else bytes([messages.byte_value(v)])
+            return lambda v: v if isinstance(v, bytes) else bytes([byte_value(v)])
         return lambda v: v
