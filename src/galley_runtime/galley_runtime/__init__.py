@@ -1,4 +1,6 @@
-"""galley's node runtime: how a node is declared, its messages and QoS, the two hosts that run nodes
-(embedded: one process, lockstep simulated clock; ROS 2: rclpy), parameter files, and recording."""
+"""galley's node runtime: node declaration, messages, QoS, both hosts, parameter files, recording.
+
+The two hosts run the same nodes: embedded (one process, lockstep simulated clock) and ROS 2 (rclpy).
+"""
 
 __version__ = "0.1.0"
