@@ -10,8 +10,9 @@ __all__ = ["serialize"]
 def serialize(msg: Any) -> bytes:
     """The CDR bytes rosbag2 stores for ``msg`` (little-endian, with the encapsulation header)."""
     if hasattr(msg, "__msgtype__"):
-        # optional: rosbags (embedded host only)
-        from galley_runtime.embedded.rosbags_messages import serialize as rosbags_serialize  # noqa: PLC0415
+        from galley_runtime.embedded.rosbags_messages import (  # noqa: PLC0415 (optional: rosbags)
+            serialize as rosbags_serialize,
+        )
 
         return rosbags_serialize(msg)
     from rclpy.serialization import serialize_message  # noqa: PLC0415 (optional: rclpy)

@@ -1,0 +1,168 @@
+"""galley's packages stand on floors: each imports only packages below it, and no module circle.
+
+The floors (README, "Layout"): galley_core -> galley_runtime -> galley_sim -> galley_learning ->
+galley_nodes and galley_isaac -> galley_cli. Imports are read with the ast module, including those
+inside functions and ``importlib.import_module("...")`` calls, so that a loop cannot hide in a
+function body. An import inside a function is allowed only for an optional or slow dependency,
+and says which (``# noqa: PLC0415 (optional: torch)``); ruff's PLC0415 finds the others.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Container, Iterator
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+BENCH = SRC.parent / "bench"
+
+#: Package -> floor. A package may import packages on lower floors only (not its floor-mates).
+FLOORS = {
+    "galley_core": 0,
+    "galley_runtime": 1,
+    "galley_sim": 2,
+    "galley_learning": 3,
+    "galley_nodes": 4,
+    "galley_isaac": 4,
+    "galley_cli": 5,
+}
+
+
+def _is_import_call(call: ast.Call) -> bool:
+    name = getattr(call.func, "attr", getattr(call.func, "id", ""))
+    first = call.args[0] if call.args else None
+    return (
+        name in ("import_module", "__import__")
+        and isinstance(first, ast.Constant)
+        and isinstance(first.value, str)
+    )
+
+
+def imports_of(path: Path, *, modules: Container[str] = ()) -> Iterator[tuple[int, str]]:
+    """(line, module) of every import in ``path``: top level, in functions, and import_module calls.
+
+    ``from pkg import name`` gives ``pkg.name`` where that is one of ``modules``, else ``pkg``.
+    """
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                yield node.lineno, submodule if submodule in modules else node.module
+        elif isinstance(node, ast.Call) and _is_import_call(node):
+            yield node.lineno, node.args[0].value  # type: ignore[attr-defined]
+
+
+def sources(root: Path = SRC) -> Iterator[tuple[str, str, Path]]:
+    """(package, module name, path) of every module of the floored packages under ``root``."""
+    for package in FLOORS:
+        base = root / package / package
+        for path in sorted(base.rglob("*.py")):
+            parts = path.relative_to(base.parent).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            yield package, name, path
+
+
+def upward_imports(root: Path = SRC) -> list[str]:
+    found = []
+    for package, _, path in sources(root):
+        for line, module in imports_of(path):
+            target = module.split(".")[0]
+            if target in FLOORS and target != package and FLOORS[target] >= FLOORS[package]:
+                found.append(f"{path.relative_to(root)}:{line}: {package} imports {module}")
+    return sorted(set(found))
+
+
+def module_cycles(root: Path = SRC) -> list[list[str]]:
+    """Import circles between modules of one package (Tarjan's strongly connected components)."""
+    modules = {name: path for _, name, path in sources(root)}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name.split(".")[0]
+        graph[name] = {
+            module
+            for _, module in imports_of(path, modules=modules)
+            if module in modules and module != name and module.split(".")[0] == package
+        }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_no_package_imports_one_on_its_floor_or_above():
+    offenders = upward_imports()
+    assert not offenders, "imports against the floor plan (README, Layout):\n" + "\n".join(offenders)
+
+
+def test_no_import_circle_inside_a_package():
+    cycles = module_cycles()
+    assert not cycles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_every_deferred_import_names_its_dependency():
+    pattern = re.compile(r"noqa:[^#\n]*PLC0415")
+    reason = re.compile(r"PLC0415\s*\((optional|deferred): [^)]+\)")
+    unexplained = [
+        f"{path.relative_to(SRC.parent)}:{number}"
+        for path in [*SRC.rglob("*.py"), *BENCH.glob("*.py")]
+        for number, text in enumerate(path.read_text().splitlines(), 1)
+        if pattern.search(text) and not reason.search(text)
+    ]
+    assert not unexplained, "say which dependency is deferred, '# noqa: PLC0415 (optional: torch)':\n" + (
+        "\n".join(unexplained)
+    )
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    for package in FLOORS:
+        (tmp_path / package / package).mkdir(parents=True)
+        (tmp_path / package / package / "__init__.py").write_text("")
+    return tmp_path
+
+
+def test_the_checks_catch_an_import_inside_a_function_and_a_circle(tree: Path):
+    (tree / "galley_runtime" / "galley_runtime" / "host.py").write_text(
+        "def f():\n    from galley_cli.main import main\n"
+        "import importlib\nimportlib.import_module('galley_nodes.stack')\n"
+    )
+    (tree / "galley_sim" / "galley_sim" / "a.py").write_text("from galley_sim import b\n")
+    (tree / "galley_sim" / "galley_sim" / "b.py").write_text("def g():\n    import galley_sim.a\n")
+    (tree / "galley_nodes" / "galley_nodes" / "n.py").write_text("from galley_isaac import config\n")
+    assert upward_imports(tree) == [
+        "galley_nodes/galley_nodes/n.py:1: galley_nodes imports galley_isaac",
+        "galley_runtime/galley_runtime/host.py:2: galley_runtime imports galley_cli.main",
+        "galley_runtime/galley_runtime/host.py:4: galley_runtime imports galley_nodes.stack",
+    ]
+    assert module_cycles(tree) == [["galley_sim.a", "galley_sim.b"]]
