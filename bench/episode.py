@@ -28,8 +28,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import galley_cli.run as episode_module
-from galley_core.tasks.suite import load_suite
-from galley_runtime.config_files import config_dirs
+from galley_learning.planners.configured import load_suite_entries
 from galley_runtime.qos import QoS
 
 KITCHEN_R_WALL_S_PER_EPISODE = 60.0
@@ -88,10 +87,10 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="one episode per configuration (under a minute)")
     parser.add_argument("--episodes", type=int, default=5, help="episodes per configuration (default 5)")
+    parser.add_argument("--suite", default="kitchen_v1", help="suite of the episodes (default kitchen_v1)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    suite = next(p for d in config_dirs() for p in sorted((d / "suites").glob("*.yaml")))
-    _, entries = load_suite(suite)
+    entries = load_suite_entries(args.suite)
     chosen = [e for e in entries if e.split == "test"][: 1 if args.quick else args.episodes]
     cold = run(chosen[:1], cameras=False)  # the warm-up: a process's one-time costs
     off = run(chosen, cameras=False)
