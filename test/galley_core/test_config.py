@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from galley_core.config import Config, ConfigError, config_from_values, describe_fields, param
+from galley_core.config import Config, ConfigError, config_from_values, describe_fields, param, sub_config
 
 
 @dataclass(frozen=True)
@@ -72,3 +72,25 @@ def test_update_from_a_base_keeps_other_values():
 def test_direct_construction_is_validated_too():
     with pytest.raises(ConfigError, match="rate_hz"):
         Example(rate_hz=-1.0)
+
+
+@dataclass(frozen=True)
+class ExampleNodeConfig(Example):
+    frame: str = param("map", "a field of the node, not of the algorithm")
+
+
+@dataclass(frozen=True)
+class Other(Config):
+    other_m: float = param(1.0, "a field the node config lacks", unit="m")
+
+
+def test_sub_config_takes_the_part_with_the_node_values():
+    node = ExampleNodeConfig(count=5, mode="slow", gains=(3.0,), frame="odom")
+    part = sub_config(Example, node)
+    assert type(part) is Example
+    assert part == Example(count=5, mode="slow", gains=(3.0,))
+
+
+def test_sub_config_of_a_config_without_the_fields_names_the_missing_one():
+    with pytest.raises(AttributeError, match="other_m"):
+        sub_config(Other, Example())

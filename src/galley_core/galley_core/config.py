@@ -35,6 +35,7 @@ __all__ = [
     "config_from_values",
     "describe_fields",
     "param",
+    "sub_config",
 ]
 
 C = TypeVar("C", bound="Config")
@@ -186,6 +187,19 @@ def describe_fields(cls: type[Config]) -> list[FieldInfo]:
         spec = f.metadata.get("galley") or FieldSpec(doc=f.name)
         out.append(FieldInfo(f.name, hints[f.name], f.default, spec))
     return out
+
+
+def sub_config(cls: type[C], config: Config) -> C:
+    """The ``cls`` part of a configuration that has all of ``cls``'s fields (a node's, say).
+
+    A node's configuration extends its algorithm's (``class ArmControllerConfig(RmpFlowConfig,
+    PickPlaceConfig)``) or is combined from parts; the algorithm takes only its own fields.
+
+    Raises:
+        AttributeError: ``config`` lacks one of ``cls``'s fields.
+        ConfigError: ``cls``'s own checks reject the values.
+    """
+    return cls(**{f.name: getattr(config, f.name) for f in dataclasses.fields(cls)})
 
 
 def config_from_values(cls: type[C], values: Mapping[str, Any], *, base: C | None = None) -> C:

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from galley_core.config import Config, param
+from galley_core.config import Config, param, sub_config
 from galley_core.geometry import Pose2D, Transform
 from galley_core.manipulation.poses import grasp_point
 from galley_core.monitoring.rules import (
@@ -99,7 +99,7 @@ def combine_configs(name: str, *parts: type[Config]) -> type[Config]:
 
 def config_part(config: Config, part: type[P]) -> P:
     """The ``part`` configuration held in a combined configuration (see :func:`combine_configs`)."""
-    return part(**{f.name: getattr(config, f.name) for f in dataclasses.fields(part)})
+    return sub_config(part, config)
 
 
 #: The parts of the monitor's configuration, in the order of :data:`MonitorConfig`'s fields.

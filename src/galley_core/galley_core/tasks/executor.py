@@ -5,14 +5,12 @@ achieved, and whether the episode goes on after a failure (Kitchen-R stops an ep
 first failed step unless the robot is teleported to the next step's start: galley then teleports
 the base after a failed move and the object after a failed place; a failed pick always stops).
 The node around it (``task_executor``) sends the navigation and arm goals and calls
-:meth:`PlanRunner.finish` when they report. The success criteria are Kitchen-R's, judged on ground truth:
+:meth:`PlanRunner.finish` when they report. Whether a step succeeded is
+:mod:`galley_core.tasks.judging`'s (Kitchen-R's criteria on ground truth).
 
-* move: the base centre within ``nav_success_radius_m`` (0.10 m) of the zone's approach position;
-* pick: the object lifted off its surface (its bottom at least ``lift_height_m`` above it);
-* place: the object's position within ``place_success_radius_m`` (0.05 m) of its target.
-
-:func:`place_target` chooses where in a zone an object is put down: the free spot of the zone's
-patch farthest from the other objects there.
+:func:`move_goal` is the base pose a move step drives to; :func:`place_target` chooses where in
+a zone an object is put down: the free spot of the zone's patch farthest from the other objects
+there.
 """
 
 from __future__ import annotations
@@ -31,9 +29,6 @@ __all__ = [
     "PlanRunner",
     "StepResult",
     "move_goal",
-    "move_succeeded",
-    "pick_succeeded",
-    "place_succeeded",
     "place_target",
 ]
 
@@ -138,28 +133,6 @@ def move_goal(scene: Scene, zone: str) -> Pose2D:
     """The base pose of a ``move to the <zone> zone`` step: the zone's approach pose."""
     x, y, yaw = scene.zone(zone).approach
     return Pose2D(x, y, yaw)
-
-
-def move_succeeded(base: Pose2D, goal: Pose2D, config: ExecutorConfig) -> tuple[bool, str]:
-    distance = math.hypot(base.x - goal.x, base.y - goal.y)
-    if distance <= config.nav_success_radius_m:
-        return True, ""
-    return False, f"the base stopped {distance:.3f} m from the goal (> {config.nav_success_radius_m} m)"
-
-
-def pick_succeeded(object_z: float, surface_z: float, name: str, config: ExecutorConfig) -> tuple[bool, str]:
-    if object_z - surface_z >= config.lift_height_m:
-        return True, ""
-    return False, f"the {name} is not lifted ({object_z - surface_z:.3f} m above its surface)"
-
-
-def place_succeeded(
-    position: Sequence[float], target: Sequence[float], name: str, config: ExecutorConfig
-) -> tuple[bool, str]:
-    distance = math.dist(position, target)
-    if distance <= config.place_success_radius_m:
-        return True, ""
-    return False, f"the {name} ended {distance:.3f} m from its target (> {config.place_success_radius_m} m)"
 
 
 def place_target(

@@ -18,13 +18,13 @@ orientation is all zeros keeps the object's current yaw; otherwise its yaw is th
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from galley_core.config import ConfigError, param
+from galley_core.config import ConfigError, param, sub_config
 from galley_core.geometry import Transform
 from galley_core.manipulation.kinematics import KinematicsError, load_arm
 from galley_core.manipulation.pick_place import GraspSpec, PickPlace, PickPlaceConfig, PickPlaceState
@@ -64,10 +64,6 @@ class ArmControllerConfig(RmpFlowConfig, PickPlaceConfig):
     joint_state_timeout_s: float = param(0.5, "fail when /joint_states is older than this", unit="s", gt=0.0)
 
 
-def _sub_config(cls: Any, config: Any) -> Any:
-    return cls(**{f.name: getattr(config, f.name) for f in fields(cls)})
-
-
 class ArmControllerNode(Node):
     name = "arm_controller"
     Config = ArmControllerConfig
@@ -98,8 +94,8 @@ class ArmControllerNode(Node):
         except SceneError as err:
             raise ConfigError("scene", config.scene, f"a scene name or file ({err})") from None
         self.machine = PickPlace(
-            RmpFlow(self.arm, _sub_config(RmpFlowConfig, config), posture=config.posture),
-            _sub_config(PickPlaceConfig, config),
+            RmpFlow(self.arm, sub_config(RmpFlowConfig, config), posture=config.posture),
+            sub_config(PickPlaceConfig, config),
         )
         self._command_names = [*self.arm.joint_names, "gripper"]
         self._joints: Any = None
@@ -110,7 +106,7 @@ class ArmControllerNode(Node):
 
     def on_config_change(self, config: ArmControllerConfig) -> None:
         self.config = config
-        self.machine.config = _sub_config(PickPlaceConfig, config)
+        self.machine.config = sub_config(PickPlaceConfig, config)
 
     # -- inputs ----------------------------------------------------------------------------------
 

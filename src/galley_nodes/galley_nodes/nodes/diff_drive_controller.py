@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from galley_core.config import param
+from galley_core.config import param, sub_config
 from galley_core.geometry import Pose2D
 from galley_core.navigation.diff_drive import (
     ControllerState,
@@ -54,7 +54,7 @@ class DiffDriveControllerNode(Node):
 
     def __init__(self, host: Any, config: DiffDriveControllerConfig) -> None:
         super().__init__(host, config)
-        self.controller = DiffDriveController(self._core_config(config))
+        self.controller = DiffDriveController(sub_config(DiffDriveConfig, config))
         self._path: FollowedPath | None = None
         self._path_frame = ""
         self._goal_id = ""
@@ -62,14 +62,9 @@ class DiffDriveControllerNode(Node):
         self._last_status: tuple[int, str, str] | None = None
         self._driving = False
 
-    @staticmethod
-    def _core_config(config: DiffDriveControllerConfig) -> DiffDriveConfig:
-        names = DiffDriveConfig.__dataclass_fields__
-        return DiffDriveConfig(**{name: getattr(config, name) for name in names})
-
     def on_config_change(self, config: DiffDriveControllerConfig) -> None:
         self.config = config
-        self.controller.config = self._core_config(config)
+        self.controller.config = sub_config(DiffDriveConfig, config)
 
     def on_plan(self, msg: Any) -> None:
         points, goal_yaw = path_from_msg(msg)

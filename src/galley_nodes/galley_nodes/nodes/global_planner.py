@@ -12,12 +12,11 @@ Marker because it needs no custom display settings. Planning runs in the goal ca
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
 
-from galley_core.config import param
+from galley_core.config import param, sub_config
 from galley_core.geometry import Pose2D
 from galley_core.navigation.theta_star import ThetaStar, ThetaStarConfig
 from galley_core.tf_tree import TransformError
@@ -71,10 +70,7 @@ class GlobalPlannerNode(Node):
             self.planner = None
             self.log.error(f"ignored the map on /map: {err}; check the map publisher")
             return
-        theta_config = ThetaStarConfig(
-            **{f.name: getattr(self.config, f.name) for f in dataclasses.fields(ThetaStarConfig)}
-        )
-        self.planner = ThetaStar(grid=grid, config=theta_config)
+        self.planner = ThetaStar(grid=grid, config=sub_config(ThetaStarConfig, self.config))
         self.publish(
             "planner/inflated_map",
             occupancy_grid_msg(grid, self.config.map_frame, self.now_ns(), self.planner.inflated_map()),

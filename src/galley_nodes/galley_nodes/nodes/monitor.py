@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from galley_core.config import Config, param
+from galley_core.config import Config, param, sub_config
 from galley_core.monitoring import EpisodeMonitor, Verdict, WorldState
-from galley_core.monitoring.monitor import MONITOR_CONFIG_PARTS, combine_configs, config_part
+from galley_core.monitoring.monitor import MONITOR_CONFIG_PARTS, combine_configs
 from galley_core.tf_tree import TransformError
 from galley_runtime import messages
 from galley_runtime.config_files import find_scene
@@ -85,7 +85,7 @@ class MonitorNode(Node):
 
     def __init__(self, host: Any, config: Any) -> None:
         super().__init__(host, config)
-        self.settings = config_part(config, MonitorSettings)
+        self.settings = sub_config(MonitorSettings, config)
         self.scene = find_scene(self.settings.scene)
         self.monitor = EpisodeMonitor.from_config(self.scene, config)
         self._base: Any = None

@@ -4,7 +4,7 @@ Subscribes /task/plan (galley_msgs/TaskPlan). For ``move to the <zone> zone`` it
 zone's approach pose on /goal_pose and waits for /navigation/status (or a planner failure on
 /planner/status); for ``pick`` / ``place`` it publishes a galley_msgs/ArmGoal on /arm/goal and
 waits for /arm/status. Each step is judged on ground truth from TF (``map -> base_link``,
-``map -> object/<name>``) by :mod:`galley_core.tasks.executor`'s criteria, within
+``map -> object/<name>``) by :mod:`galley_core.tasks.judging`'s criteria, within
 ``step_time_limit_s`` of simulated time. Episode events (STEP_STARTED / STEP_SUCCEEDED /
 STEP_FAILED / EPISODE_DONE) go to /episode/events, where an ABORT from the monitor ends the
 episode; /task/status tells the state and /task/result (latched) the outcome.
@@ -18,19 +18,11 @@ from typing import Any
 import numpy as np
 
 from galley_core.config import param
-from galley_core.geometry import Pose2D, quaternion_from_yaw
-from galley_core.manipulation.poses import grasp_point
+from galley_core.geometry import Pose2D, Transform, quaternion_from_yaw
 from galley_core.scene import Scene
-from galley_core.tasks.executor import (
-    ExecutorConfig,
-    PlanRunner,
-    move_goal,
-    move_succeeded,
-    pick_succeeded,
-    place_succeeded,
-    place_target,
-)
-from galley_core.tasks.grammar import PlanError, Step, parse_plan, validate_plan
+from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal, place_target
+from galley_core.tasks.grammar import Action, PlanError, Step, parse_plan, validate_plan
+from galley_core.tasks.judging import judge_step, robot_zone
 from galley_core.tf_tree import TransformError
 from galley_runtime import messages
 from galley_runtime.config_files import find_scene
@@ -74,6 +66,11 @@ class TaskExecutorConfig(ExecutorConfig):
     )
     gripper_frame: str = param("gripper_link", "TF frame of the gripper (completion 'criteria')")
     tcp_offset_m: float = param(0.11, "tool centre point along the gripper frame's x", unit="m")
+
+
+#: The steps whose end /navigation/status and /arm/status report.
+_NAVIGATION_ACTIONS: frozenset[Action] = frozenset({"move"})
+_ARM_ACTIONS: frozenset[Action] = frozenset({"pick", "place"})
 
 
 class TaskExecutorNode(Node):
@@ -150,10 +147,10 @@ class TaskExecutorNode(Node):
                 ),
             )
         else:
-            zone = self._robot_zone()
+            base = self._base_pose()
             poses = self._object_poses()
             others = {n: (t.translation[0], t.translation[1]) for n, t in poses.items()}
-            base = self._base_pose()
+            zone = robot_zone(self.scene, base)
             self._place_goal = place_target(self.scene, zone, step.target, others, (base.x, base.y))
             x, y, z = self._place_goal
             # Put it down with the yaw it has in the gripper: no wrist rotation is asked for.
@@ -179,10 +176,10 @@ class TaskExecutorNode(Node):
 
     # -- status from the executing nodes -------------------------------------------------------
 
-    def _accept(self, msg: Any, action: str) -> bool:
-        """Whether a status belongs to the running step: stamped after it began, and terminal."""
+    def _accept(self, msg: Any, actions: frozenset[Action]) -> bool:
+        """Whether a status ends the running step, if one of ``actions``: terminal, stamped after it began."""
         step = self._running()
-        if step is None or step.action not in action:
+        if step is None or step.action not in actions:
             return False
         if messages.time_ns_from_msg(msg.header.stamp) < self._step_start_ns:
             return False
@@ -192,7 +189,7 @@ class TaskExecutorNode(Node):
         return msg.state == ACTION_FAILED or (msg.state == ACTION_SUCCEEDED and self._active_seen)
 
     def on_navigation_status(self, msg: Any) -> None:
-        if self._accept(msg, "move"):
+        if self._accept(msg, _NAVIGATION_ACTIONS):
             self._judge(msg)
 
     def on_planner_status(self, msg: Any) -> None:
@@ -206,7 +203,7 @@ class TaskExecutorNode(Node):
             self._end_step(False, f"no path: {msg.reason}")
 
     def on_arm_status(self, msg: Any) -> None:
-        if self._accept(msg, ("pick", "place")):
+        if self._accept(msg, _ARM_ACTIONS):
             self._judge(msg)
 
     def on_episode_event(self, msg: Any) -> None:
@@ -243,27 +240,16 @@ class TaskExecutorNode(Node):
 
     def _criterion(self) -> tuple[bool, str]:
         """Whether the running step's success criterion holds on ground truth now, and why not."""
-        step = self._running()
-        assert step is not None
-        try:
-            if step.action == "move":
-                ok, reason = move_succeeded(
-                    self._base_pose(), move_goal(self.scene, step.target), self.config
-                )
-            elif step.action == "pick":
-                pose = self._object_poses()[step.target]
-                ok, reason = pick_succeeded(
-                    pose.translation[2], self._surface_z(step.target), step.target, self.config
-                )
-                if ok and self.config.completion == "criteria":
-                    ok, reason = self._held(step.target, pose)
-            else:
-                assert self._place_goal is not None
-                position = self._object_poses()[step.target].translation
-                ok, reason = place_succeeded(position, self._place_goal, step.target, self.config)
-        except (TransformError, KeyError) as err:
-            ok, reason = False, f"no ground truth to judge the step: {err}"
-        return ok, reason
+        assert self.runner is not None and self._running() is not None
+        c = self.config
+        return judge_step(
+            self.runner,
+            self.scene,
+            _TfGroundTruth(self),
+            c,
+            place_goal=self._place_goal,
+            hold_distance_m=c.pick_hold_distance_m if c.completion == "criteria" else None,
+        )
 
     def _end_step(self, success: bool, reason: str) -> None:
         runner = self.runner
@@ -374,7 +360,7 @@ class TaskExecutorNode(Node):
             self.lookup_transform(self.config.map_frame, self.config.base_frame)
         ).to_pose2d()
 
-    def _object_poses(self) -> dict[str, Any]:
+    def _object_poses(self) -> dict[str, Transform]:
         poses = {}
         for name in self.scene.object_names:
             try:
@@ -385,32 +371,25 @@ class TaskExecutorNode(Node):
                 continue
         return poses
 
-    def _robot_zone(self) -> str:
-        """The zone whose approach pose is nearest the base (where a place puts the object down)."""
-        base = self._base_pose()
-        return min(
-            self.scene.zones, key=lambda z: (z.approach[0] - base.x) ** 2 + (z.approach[1] - base.y) ** 2
-        ).name
 
-    def _held(self, name: str, pose: Any) -> tuple[bool, str]:
-        """Whether the tool centre point is at the object's grasp point (it is in the gripper)."""
-        c = self.config
-        gripper = transform_from_msg(self.lookup_transform(c.map_frame, c.gripper_frame))
-        tcp = gripper.apply(np.array([c.tcp_offset_m, 0.0, 0.0]))
-        grasp = grasp_point(self.scene.object(name), pose, near=tcp)
-        distance = float(np.linalg.norm(tcp - grasp))
-        if distance <= c.pick_hold_distance_m:
-            return True, ""
-        return (
-            False,
-            f"the {name} is lifted but not held: the gripper is {distance:.3f} m from its grasp point",
-        )
+class _TfGroundTruth:
+    """The judge's :class:`~galley_core.tasks.judging.GroundTruth`: TF, looked up when asked."""
 
-    def _surface_z(self, obj: str) -> float:
-        """Height of the surface under the object's start: the zone nearest to where it was."""
-        runner = self.runner
-        assert runner is not None
-        for step in reversed(list(runner.plan)[: runner.index]):
-            if step.action == "move":
-                return self.scene.zone(step.target).z
-        return max(z.z for z in self.scene.zones)
+    def __init__(self, node: TaskExecutorNode) -> None:
+        self.node = node
+
+    def base_pose(self) -> Pose2D:
+        return self.node._base_pose()
+
+    def object_pose(self, name: str) -> Transform:
+        try:
+            return transform_from_msg(
+                self.node.lookup_transform(self.node.config.map_frame, f"object/{name}")
+            )
+        except TransformError:
+            raise KeyError(name) from None  # reads as the object's name, as a missing pose always has
+
+    def tcp(self) -> np.ndarray[Any, Any]:
+        c = self.node.config
+        gripper = transform_from_msg(self.node.lookup_transform(c.map_frame, c.gripper_frame))
+        return gripper.apply(np.array([c.tcp_offset_m, 0.0, 0.0]))

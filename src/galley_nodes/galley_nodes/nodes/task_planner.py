@@ -19,15 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from galley_core.config import sub_config
 from galley_core.scene import Scene
-from galley_core.tasks.planning import Planner, PlanningError
+from galley_core.tasks.planning import Planner, PlanningError, PromptConfig
 from galley_core.tasks.suite import SuiteError
-from galley_learning.planners.configured import (
-    TaskPlannerConfig,
-    backend_options,
-    load_suite_entries,
-    prompt_config,
-)
+from galley_learning.planners import make_planner
+from galley_learning.planners.configured import TaskPlannerConfig, backend_options, load_suite_entries
 from galley_runtime.config_files import find_scene
 from galley_runtime.conversions import RGB_ENCODINGS, image_from_msg
 from galley_runtime.msg_constants import ACTION_ACTIVE, ACTION_FAILED, ACTION_IDLE, ACTION_SUCCEEDED
@@ -60,8 +57,6 @@ class TaskPlannerNode(Node):
 
     def __init__(self, host: Any, config: TaskPlannerConfig) -> None:
         super().__init__(host, config)
-        from galley_learning.planners import make_planner
-
         self.scene: Scene = find_scene(config.scene)
         self.image: np.ndarray[Any, Any] | None = None
         self.pending: str | None = None
@@ -73,7 +68,7 @@ class TaskPlannerNode(Node):
             )
             self.planner = make_planner(
                 config.backend,
-                prompt=prompt_config(config),
+                prompt=sub_config(PromptConfig, config),
                 suite=suite,
                 options=backend_options(config),
                 worker=config.worker,

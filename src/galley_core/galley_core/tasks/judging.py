@@ -1,0 +1,162 @@
+"""Kitchen-R's success criteria: whether a step did what it says, judged on ground truth (Sec. V-A).
+
+* move: the base centre within ``nav_success_radius_m`` (0.10 m) of the zone's approach position;
+* pick: the object lifted off its surface (its bottom at least ``lift_height_m`` above it) and,
+  where no node reports that the grasp closed (a learned policy), the tool centre point within
+  ``hold_distance_m`` of the object's grasp point: a knocked object rises too;
+* place: the object's position within ``place_success_radius_m`` (0.05 m) of its target.
+
+:func:`judge_step` applies the running step's criterion to a :class:`GroundTruth`, which it asks
+only for what that criterion needs, so a step is not failed for a frame it does not look at.
+Everything is in the map frame, in metres.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from galley_core.geometry import Pose2D, Transform
+from galley_core.manipulation.poses import grasp_point
+from galley_core.scene import Scene
+from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal
+from galley_core.tasks.grammar import Step
+from galley_core.tf_tree import TransformError
+
+__all__ = [
+    "GroundTruth",
+    "held",
+    "judge_step",
+    "move_succeeded",
+    "pick_succeeded",
+    "place_succeeded",
+    "robot_zone",
+    "surface_z",
+]
+
+#: A success flag and, on failure, why (empty on success).
+Judgement = tuple[bool, str]
+
+
+class GroundTruth(Protocol):
+    """Where things are now, in the map frame; each query raises TransformError or KeyError if unknown."""
+
+    def base_pose(self) -> Pose2D:
+        """The robot base's pose."""
+        ...
+
+    def object_pose(self, name: str) -> Transform:
+        """``T_map_object`` of object ``name`` (origin at the object's bottom centre)."""
+        ...
+
+    def tcp(self) -> NDArray[np.float64]:
+        """(3,) position of the gripper's tool centre point."""
+        ...
+
+
+def move_succeeded(base: Pose2D, goal: Pose2D, config: ExecutorConfig) -> Judgement:
+    """Whether the base stands within ``nav_success_radius_m`` of the goal's position (yaw is free)."""
+    distance = math.hypot(base.x - goal.x, base.y - goal.y)
+    if distance <= config.nav_success_radius_m:
+        return True, ""
+    return False, f"the base stopped {distance:.3f} m from the goal (> {config.nav_success_radius_m} m)"
+
+
+def pick_succeeded(object_z: float, surface_z: float, name: str, config: ExecutorConfig) -> Judgement:
+    """Whether the object's bottom is at least ``lift_height_m`` above the surface it stood on."""
+    if object_z - surface_z >= config.lift_height_m:
+        return True, ""
+    return False, f"the {name} is not lifted ({object_z - surface_z:.3f} m above its surface)"
+
+
+def place_succeeded(
+    position: Iterable[float], target: Iterable[float], name: str, config: ExecutorConfig
+) -> Judgement:
+    """Whether the object's position is within ``place_success_radius_m`` of its target (3-D)."""
+    distance = math.dist(position, target)
+    if distance <= config.place_success_radius_m:
+        return True, ""
+    return False, f"the {name} ended {distance:.3f} m from its target (> {config.place_success_radius_m} m)"
+
+
+def held(
+    scene: Scene, name: str, pose: Transform, tcp: NDArray[np.float64], hold_distance_m: float
+) -> Judgement:
+    """Whether the tool centre point is within ``hold_distance_m`` of the object's grasp point."""
+    grasp = grasp_point(scene.object(name), pose, near=tcp)
+    distance = float(np.linalg.norm(tcp - grasp))
+    if distance <= hold_distance_m:
+        return True, ""
+    return (
+        False,
+        f"the {name} is lifted but not held: the gripper is {distance:.3f} m from its grasp point",
+    )
+
+
+def robot_zone(scene: Scene, base: Pose2D) -> str:
+    """The zone whose approach pose is nearest the base (where a place puts the object down)."""
+    return min(scene.zones, key=lambda z: (z.approach[0] - base.x) ** 2 + (z.approach[1] - base.y) ** 2).name
+
+
+def surface_z(scene: Scene, plan: Sequence[Step], index: int) -> float:
+    """Height of the surface an object picked at step ``index`` starts on.
+
+    That is the zone of the last move before it; with none, the highest zone's (a lift must then
+    clear every surface).
+    """
+    for step in reversed(list(plan)[:index]):
+        if step.action == "move":
+            return scene.zone(step.target).z
+    return max(z.z for z in scene.zones)
+
+
+def judge_step(
+    runner: PlanRunner,
+    scene: Scene,
+    truth: GroundTruth,
+    config: ExecutorConfig,
+    *,
+    place_goal: Sequence[float] | None = None,
+    hold_distance_m: float | None = None,
+) -> Judgement:
+    """Whether the runner's current step meets its success criterion on ``truth`` now, and why not.
+
+    Args:
+        runner: its current step is judged; the steps before it tell a pick's surface.
+        scene: zones and objects.
+        truth: ground truth, asked only for what the step's criterion needs.
+        config: the criteria's tolerances.
+        place_goal: (x, y, z) a place step puts its object at (see ``place_target``).
+        hold_distance_m: also require a picked object in the gripper, this close to its grasp
+            point; None: the lift alone (the arm's status already says that the grasp closed).
+
+    A ground truth that is missing fails the step with a reason that says so.
+
+    Raises:
+        RuntimeError: no step is running.
+        ValueError: a place step without ``place_goal``.
+    """
+    step = runner.current
+    if step is None:
+        raise RuntimeError("no step is running")
+    if step.action == "place" and place_goal is None:
+        raise ValueError(f"{str(step)!r} is judged against its place goal; none was given")
+    try:
+        if step.action == "move":
+            return move_succeeded(truth.base_pose(), move_goal(scene, step.target), config)
+        pose = truth.object_pose(step.target)
+        if step.action == "pick":
+            ok, reason = pick_succeeded(
+                pose.translation[2], surface_z(scene, runner.plan, runner.index), step.target, config
+            )
+            if ok and hold_distance_m is not None:
+                ok, reason = held(scene, step.target, pose, truth.tcp(), hold_distance_m)
+            return ok, reason
+        assert place_goal is not None
+        return place_succeeded(pose.translation, place_goal, step.target, config)
+    except (TransformError, KeyError) as err:
+        return False, f"no ground truth to judge the step: {err}"
