@@ -33,13 +33,13 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from galley_cli import whole_number
 from galley_cli.errors import UsageError
-from galley_core.tasks.planning import PlanningError
+from galley_core.config import sub_config
+from galley_core.tasks.planning import PlanningError, PromptConfig
 from galley_core.tasks.suite import SuiteError
 from galley_learning.planners import BACKENDS, make_planner
 from galley_learning.planners.configured import (
@@ -47,7 +47,6 @@ from galley_learning.planners.configured import (
     backend_options,
     load_suite_entries,
     planner_from_params,
-    prompt_config,
 )
 from galley_learning.planners.evaluate import ablation as run_ablation
 from galley_learning.planners.evaluate import (
@@ -315,7 +314,7 @@ def _extras(  # noqa: PLR0917 (a private helper of run_planner_eval, called once
             make,
             scene,
             entries,
-            base=replace(prompt_config(config)),
+            base=sub_config(PromptConfig, config),
             split=first,
             galley=config.backend == "galley",
             limit=limit,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from galley_core.config import Config, param
+from galley_core.config import param, sub_config
 from galley_core.scene import Scene
 from galley_core.tasks.planning import Planner, PromptConfig
 from galley_core.tasks.suite import SuiteEntry, load_suite
@@ -24,7 +24,6 @@ __all__ = [
     "backend_options",
     "load_suite_entries",
     "planner_from_params",
-    "prompt_config",
 ]
 
 
@@ -93,11 +92,6 @@ def backend_options(config: TaskPlannerConfig) -> dict[str, Any]:
     return {"model_path": config.model_path}
 
 
-def prompt_config(config: Config) -> PromptConfig:
-    """The prompt part of a configuration that extends :class:`PromptConfig`."""
-    return PromptConfig(**{name: getattr(config, name) for name in PromptConfig.__dataclass_fields__})
-
-
 def load_suite_entries(name: str) -> list[SuiteEntry]:
     """The entries of suite ``name`` (config/suites/<name>.yaml) or of the file ``name``; none if empty."""
     if not name:
@@ -128,6 +122,6 @@ def planner_from_params(
     scene = find_scene(config.scene)
     suite = load_suite_entries(config.suite) if config.backend != "galley" and config.examples else []
     planner = make_planner(
-        config.backend, prompt=prompt_config(config), suite=suite, options=backend_options(config)
+        config.backend, prompt=sub_config(PromptConfig, config), suite=suite, options=backend_options(config)
     )
     return planner, scene, config
