@@ -231,11 +231,14 @@ def run_checks(*, render: bool = True, render_timeout_s: float = 60.0) -> list[C
     pip_fix = "run scripts/setup.sh (or pip install -r requirements.txt)"
     checks = [
         _check_python(),
-        _check_distribution(
-            "galley-core", "galley_core", required=True, fix="pip install -e src/galley_core"
-        ),
-        _check_distribution(
-            "galley-nodes", "galley_nodes", required=True, fix="pip install -e src/galley_nodes"
+        *(
+            _check_distribution(
+                f"galley-{floor}",
+                f"galley_{floor}",
+                required=True,
+                fix=f"run scripts/setup.sh (or pip install -e src/galley_{floor})",
+            )
+            for floor in ("core", "runtime", "sim", "learning", "nodes", "cli")
         ),
         _check_messages(),
     ]
