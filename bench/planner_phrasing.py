@@ -30,7 +30,8 @@ from galley_core.scene import load_scene
 from galley_core.tasks.metrics import exact_match
 from galley_core.tasks.planning import PlanningError
 from galley_core.tasks.suite import SuiteEntry, load_suite
-from galley_learning.planners.galley_model import DEFAULT_WEIGHTS, GalleyPlanner
+from galley_learning.planners.galley_model import DEFAULT_WEIGHTS
+from galley_learning.planners.galley_planner import GalleyPlanner
 from galley_learning.planners.images import TopDownRenderer
 from galley_learning.planners.phrasing import HELD_OUT, OUT_OF_SCOPE, TRAINING, dev_set
 

@@ -17,12 +17,12 @@ from galley_core.tasks.suite import gold_plan, plan_for_instruction
 from galley_learning.planners.evaluate import evaluate_planner
 from galley_learning.planners.galley_model import (
     DEFAULT_WEIGHTS,
-    GalleyPlanner,
     greedy_decode,
     image_inputs,
     load_model,
     to_tensors,
 )
+from galley_learning.planners.galley_planner import GalleyPlanner
 from galley_learning.planners.galley_train import TrainConfig, train_planner
 from galley_learning.planners.phrasing import HELD_OUT, OUT_OF_SCOPE, dev_set
 
@@ -191,7 +191,7 @@ def test_a_request_that_is_already_fulfilled_gets_no_plan(planner, kitchen, rend
 
 
 def test_relocations_of_objects_the_instruction_never_names_are_dropped(kitchen):
-    from galley_learning.planners.galley_model import _trim
+    from galley_learning.planners.galley_planner import _trim
 
     extra = ["move to the blue zone", "pick the fork", "move to the purple zone", "place the fork"]
     asked = ["pick the plate", "move to the red zone", "place the plate"]

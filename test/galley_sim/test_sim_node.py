@@ -20,15 +20,9 @@ from galley_runtime.conversions import pose2d_from_pose_msg
 from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.qos import QoS
 from galley_sim.rendering import COARSE_TESSELLATION, COARSE_UP_TO_HEIGHT, SideBySideRenderer, average_blocks
+from galley_sim.scene_model import ROBOT_FRAMES, STATIC_FRAMES
 from galley_sim.sim_node import SimNode
-from galley_sim.simulator import (
-    ARM_JOINTS,
-    ROBOT_FRAMES,
-    STATIC_FRAMES,
-    KitchenSim,
-    PreflightError,
-    SimOptions,
-)
+from galley_sim.simulator import ARM_JOINTS, KitchenSim, PreflightError, SimOptions
 
 
 @pytest.fixture(scope="module")

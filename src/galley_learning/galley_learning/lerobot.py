@@ -62,6 +62,7 @@ from galley_learning.lerobot_stats import (
     jsonable,
 )
 from galley_learning.policy.dataset import find_bags
+from galley_learning.policy.frames import ACTION_NAMES, CAMERAS, STATE_NAMES, episode_frames, load_robot_arm
 
 __all__ = [
     "CODEBASE_VERSION",
@@ -150,8 +151,6 @@ def frame_tasks(step: Sequence[str], fallback: str = "") -> list[str]:
 
 
 def _features(height: int, width: int, config: LeRobotExportConfig) -> dict[str, dict[str, Any]]:
-    from galley_learning.policy.frames import ACTION_NAMES, STATE_NAMES
-
     video_info = {
         "video.height": height,
         "video.width": width,
@@ -201,8 +200,6 @@ def _instruction(bag: Path) -> str:
 
 
 def _episodes(bags: list[Path], config: LeRobotExportConfig) -> Iterator[tuple[Path, Any, str]]:
-    from galley_learning.policy.frames import CAMERAS, episode_frames, load_robot_arm
-
     arm = load_robot_arm()
     size = (config.image_size[0], config.image_size[1]) if config.image_size else None
     for bag in bags:

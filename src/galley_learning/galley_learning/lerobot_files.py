@@ -9,15 +9,12 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
-
-if TYPE_CHECKING:
-    from galley_learning.lerobot import LeRobotExportConfig
 
 __all__ = [
     "CHUNKS_SIZE",
@@ -31,6 +28,7 @@ __all__ = [
     "VIDEO_FILES_SIZE_IN_MB",
     "VIDEO_PATH",
     "DataWriter",
+    "VideoEncoding",
     "VideoWriter",
     "data_schema",
     "hf_features",
@@ -112,10 +110,26 @@ class DataWriter:
             self._writer = None
 
 
+class VideoEncoding(Protocol):
+    """How the videos are encoded: what :class:`VideoWriter` reads of its config.
+
+    The exporter passes its :class:`galley_learning.lerobot.LeRobotExportConfig`.
+    """
+
+    @property
+    def fps(self) -> int: ...  # frames per second
+    @property
+    def vcodec(self) -> str: ...  # encoder: libsvtav1 or h264
+    @property
+    def crf(self) -> int: ...  # encoder quality
+    @property
+    def gop(self) -> int: ...  # keyframe interval, frames
+
+
 class VideoWriter:
     """videos/<key>/chunk-*/file-*.mp4: the episodes one after another, frame i at i / fps."""
 
-    def __init__(self, root: Path, key: str, config: LeRobotExportConfig) -> None:
+    def __init__(self, root: Path, key: str, config: VideoEncoding) -> None:
         self.root, self.key, self.config = root, key, config
         self.chunk, self.file = 0, 0
         self.frames_in_file = 0
@@ -127,7 +141,7 @@ class VideoWriter:
         return self.root / VIDEO_PATH.format(video_key=self.key, chunk_index=self.chunk, file_index=self.file)
 
     def _open(self, width: int, height: int) -> None:
-        import av
+        import av  # noqa: PLC0415 (optional: av)
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._container = av.open(str(self.path), "w", options={"movflags": "faststart"})
@@ -142,7 +156,7 @@ class VideoWriter:
 
     def write(self, frames: NDArray[np.uint8]) -> tuple[int, int, float, float]:
         """Append an episode's frames (T, H, W, 3); returns chunk, file, from and to timestamps (s)."""
-        import av
+        import av  # noqa: PLC0415 (optional: av)
 
         if self._container is not None and self.frames_in_file:
             size = self.path.stat().st_size

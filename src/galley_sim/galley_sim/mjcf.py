@@ -13,7 +13,7 @@ floor      2/2             touches objects only
 =========  =====  =======  ===========  ================================================
 
 The model is compiled once per scene; what varies per episode (robot start, object poses,
-colours) is set on the compiled model and data at reset (:mod:`galley_sim.simulator`).
+colours) is set on the compiled model and data at reset (:mod:`galley_sim.scene_model`).
 """
 
 from __future__ import annotations

@@ -123,8 +123,8 @@ class SideBySideRenderer:
         self._factor = supersampling
         self._model = model
         w, h = width * supersampling, height * supersampling
-        # The offscreen buffer only as large as the row of images (see KitchenSim._renderer), and
-        # single-sampled when supersampling: then the averaging below is the anti-aliasing.
+        # The offscreen buffer only as large as the row of images (see sensors.Cameras._renderer),
+        # and single-sampled when supersampling: then the averaging below is the anti-aliasing.
         samples = 0 if supersampling > 1 else None
         with context_settings(model, (w * count, h), height, offsamples=samples, tessellation=tessellation):
             self._gl: Any = mujoco.GLContext(w * count, h)

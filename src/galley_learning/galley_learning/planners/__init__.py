@@ -63,22 +63,24 @@ def make_planner(
             make_planner, backend, prompt=prompt, suite=tuple(suite), options=options, worker="inline"
         )
         return PlannerProcess(factory, backend=backend, timeout_s=timeout_s, start_timeout_s=timeout_s)
+    # Each backend is imported only when asked for: each needs its own optional dependency.
     if backend == "galley":
-        from galley_learning.planners.galley_model import DEFAULT_WEIGHTS, GalleyPlanner
+        from galley_learning.planners.galley_model import DEFAULT_WEIGHTS  # noqa: PLC0415 (optional: torch)
+        from galley_learning.planners.galley_planner import GalleyPlanner  # noqa: PLC0415 (optional: torch)
 
         return GalleyPlanner(
             weights=options.get("weights") or DEFAULT_WEIGHTS, constrained=prompt.constrained
         )
     if backend == "openai":
-        from galley_learning.planners.openai_backend import OpenAIConfig, OpenAIPlanner
+        from galley_learning.planners.openai_backend import OpenAIConfig, OpenAIPlanner  # noqa: PLC0415 (deferred: httpx)
 
         return OpenAIPlanner(OpenAIConfig(**options), prompt=prompt, suite=suite)
     if backend == "llama_cpp":
-        from galley_learning.planners.llama_cpp_backend import LlamaCppConfig, LlamaCppPlanner
+        from galley_learning.planners.llama_cpp_backend import LlamaCppConfig, LlamaCppPlanner  # noqa: PLC0415 (optional: llama_cpp)
 
         return LlamaCppPlanner(LlamaCppConfig(**options), prompt=prompt, suite=suite)
     if backend == "transformers":
-        from galley_learning.planners.transformers_backend import TransformersConfig, TransformersPlanner
+        from galley_learning.planners.transformers_backend import TransformersConfig, TransformersPlanner  # noqa: PLC0415 (optional: transformers)
 
         return TransformersPlanner(TransformersConfig(**options), prompt=prompt, suite=suite)
     raise AssertionError(f"backend {backend!r} is in BACKENDS but not built here")

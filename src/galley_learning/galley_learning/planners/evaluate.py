@@ -26,6 +26,7 @@ from galley_core.tasks.metrics import exact_match
 from galley_core.tasks.phrasings import OUT_OF_SCOPE_KINDS, PHRASING_KINDS, phrasing_kind
 from galley_core.tasks.planning import Planner, PlanningError, PromptConfig
 from galley_core.tasks.suite import SuiteEntry
+from galley_learning.planners.configured import planner_from_params
 from galley_learning.planners.images import TopDownRenderer, blank_like
 from galley_runtime.config_files import find_scene
 
@@ -353,8 +354,6 @@ def predict_suite_plans(planner: str, entries: Sequence[SuiteEntry], scene: str)
     Each entry is planned on the top-down image of its episode; a failure gives an empty plan.
     This is what ``galley eval --mode planner|joint`` calls.
     """
-    from galley_learning.planners.configured import planner_from_params
-
     made, _, _ = planner_from_params(planner, None)
     the_scene = find_scene(scene)
     return [list(p) for p in evaluate_plans(made, the_scene, entries)]

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from galley_core.episode import sample_episode
 from galley_core.scene import Scene
 
 __all__ = [
@@ -48,7 +49,7 @@ def resize(image: np.ndarray[Any, Any], width: int, height: int) -> np.ndarray[A
     """``image`` (H, W, 3) uint8 resized to (height, width, 3), bilinear (returned as is if equal)."""
     if image.shape[0] == height and image.shape[1] == width:
         return image
-    from PIL import Image
+    from PIL import Image  # noqa: PLC0415 (optional: PIL)
 
     return np.asarray(Image.fromarray(image).resize((width, height), Image.Resampling.BILINEAR))
 
@@ -88,7 +89,7 @@ def read_png(path: str | Path) -> np.ndarray[Any, Any]:
         FileNotFoundError: no such file, naming it.
         ValueError: not an image, naming the file.
     """
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image, UnidentifiedImageError  # noqa: PLC0415 (optional: PIL)
 
     p = Path(path)
     if not p.is_file():
@@ -109,7 +110,7 @@ class TopDownRenderer:
     """
 
     def __init__(self, scene: Scene, width: int | None = None, height: int | None = None) -> None:
-        from galley_sim.simulator import KitchenSim
+        from galley_sim.simulator import KitchenSim  # noqa: PLC0415 (deferred: mujoco)
 
         self.scene = scene
         default_w, default_h = top_down_size(scene)
@@ -118,8 +119,6 @@ class TopDownRenderer:
 
     def render(self, seed: int) -> np.ndarray[Any, Any]:
         """(height, width, 3) uint8 top-down image of the scene's episode ``seed``."""
-        from galley_core.episode import sample_episode
-
         self._sim.reset(sample_episode(self.scene, seed))
         return np.asarray(self._sim.render("top_down", width=self.width, height=self.height)).copy()
 

@@ -45,7 +45,7 @@ class LlamaCppPlanner(TextPlanner):
         super().__init__(prompt=prompt, suite=suite)
         self.config = config
         try:
-            import llama_cpp
+            import llama_cpp  # noqa: PLC0415 (optional: llama_cpp)
         except ImportError:
             raise PlanningError(
                 "unavailable", "the llama_cpp backend needs llama-cpp-python: pip install llama-cpp-python"

@@ -64,7 +64,7 @@ class OpenAIConfig(Config):
 
 def image_data_url(image: Any) -> str:
     """A ``data:image/png;base64,...`` URL of an (H, W, 3) uint8 image."""
-    from PIL import Image
+    from PIL import Image  # noqa: PLC0415 (optional: PIL)
 
     buffer = io.BytesIO()
     Image.fromarray(np.asarray(image, dtype=np.uint8)[..., :3]).save(buffer, format="PNG")

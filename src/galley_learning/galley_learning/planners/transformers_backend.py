@@ -55,7 +55,7 @@ class TransformersConfig(Config):
 
 def grammar_for(schema: dict[str, Any]) -> str:
     """The llguidance grammar of the JSON Schema ``schema``, in the examples' JSON layout."""
-    import llguidance
+    import llguidance  # noqa: PLC0415 (optional: llguidance)
 
     return str(llguidance.LLMatcher.grammar_from_json_schema(schema, overrides=_JSON_LAYOUT))  # type: ignore[arg-type]
 
@@ -72,8 +72,8 @@ def _grammar_hooks(matcher: Any, vocab_size: int) -> tuple[Any, Any]:
     the tokenizer's ``vocab_size``, padding rows of the embedding); the criterion feeds the token
     just chosen to the matcher and stops once the grammar is complete.
     """
-    import torch
-    import transformers
+    import torch  # noqa: PLC0415 (optional: torch)
+    import transformers  # noqa: PLC0415 (optional: transformers)
 
     class GrammarMask(transformers.LogitsProcessor):  # type: ignore[misc]
         def __call__(self, input_ids: Any, scores: Any) -> Any:
@@ -150,10 +150,10 @@ class TransformersPlanner(TextPlanner):
         super().__init__(prompt=prompt, suite=suite)
         self.config = config
         try:
-            import llguidance
-            import llguidance.hf
-            import torch
-            import transformers
+            import llguidance  # noqa: PLC0415 (optional: llguidance)
+            import llguidance.hf  # noqa: PLC0415 (optional: llguidance)
+            import torch  # noqa: PLC0415 (optional: torch)
+            import transformers  # noqa: PLC0415 (optional: transformers)
         except ImportError as err:
             raise PlanningError(
                 "unavailable",
@@ -242,7 +242,7 @@ class TransformersPlanner(TextPlanner):
                 messages, add_generation_prompt=True, tokenize=True, return_dict=True, return_tensors="pt"
             )
         else:
-            from PIL import Image
+            from PIL import Image  # noqa: PLC0415 (optional: PIL)
 
             messages = [{"role": r, "content": [{"type": "text", "text": t}]} for r, t in prompt.messages]
             if top_down_image is not None and prompt.image:
@@ -255,7 +255,7 @@ class TransformersPlanner(TextPlanner):
 
     def generate(self, prompt: Prompt, top_down_image: Any, attempt: int) -> str:
         """The model's greedy answer, decoded under the scene's JSON Schema when constraints are on."""
-        import transformers
+        import transformers  # noqa: PLC0415 (optional: transformers)
 
         inputs = self.inputs(prompt, top_down_image)
         if "pixel_values" in inputs and hasattr(inputs["pixel_values"], "to"):

@@ -27,7 +27,9 @@ import json
 import random
 import shutil
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -137,9 +139,6 @@ def build_dataset(
     parts.mkdir(parents=True, exist_ok=True)
     jobs = [(bag, parts / f"{i:06d}.npz", config) for i, bag in enumerate(bags)]
     if workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
-        from multiprocessing import get_context
-
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
             read = pool.map(_read_episode, *zip(*jobs, strict=True))
             lengths = _reported(read, bags, progress)

@@ -142,7 +142,7 @@ def episode_frames(
         ValueError: the bag lacks a stream the frames need (names the topic).
         FileNotFoundError: no bag at ``bag``.
     """
-    from galley_runtime.recording.dataset import DatasetStreams, load_episode
+    from galley_runtime.recording.dataset import DatasetStreams, load_episode  # noqa: PLC0415 (deferred: rosbags)
 
     streams = DatasetStreams(cameras={f"image/{n}": t for n, t in cameras.items()})
     data = load_episode(bag, rate_hz, streams)

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from torch import nn
 
-__all__ = ["SIZES", "DiffusionPolicy", "PolicyConfig", "tokenize"]
+__all__ = ["SIZES", "DiffusionPolicy", "PolicyConfig", "pick_device", "tokenize"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,19 @@ SIZES: dict[str, PolicyConfig] = {
     "small": PolicyConfig(backbone_channels=(32, 64, 128), token_dim=128, unet_channels=(128, 256, 512)),
     "base": PolicyConfig(),
 }
+
+
+def pick_device(name: str) -> torch.device:
+    """The torch device ``name`` for training and acting (``auto``: CUDA when torch sees a GPU, else CPU).
+
+    Raises:
+        ValueError: a CUDA device asked for where torch sees no GPU.
+    """
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r}: torch sees no CUDA GPU here; use --device cpu")
+    return torch.device(name)
 
 
 def tokenize(text: str, vocabulary: tuple[str, ...]) -> list[int]:
@@ -229,7 +242,7 @@ class DiffusionPolicy(nn.Module):
 
     def __init__(self, config: PolicyConfig) -> None:
         super().__init__()
-        from diffusers import DDIMScheduler, DDPMScheduler
+        from diffusers import DDIMScheduler, DDPMScheduler  # noqa: PLC0415 (optional: diffusers)
 
         self.config = config
         d = config.token_dim

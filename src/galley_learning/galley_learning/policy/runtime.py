@@ -11,9 +11,8 @@ import torch
 from numpy.typing import NDArray
 
 from galley_learning.policy.frames import resize_images
-from galley_learning.policy.model import DiffusionPolicy, PolicyConfig, tokenize
+from galley_learning.policy.model import DiffusionPolicy, PolicyConfig, pick_device, tokenize
 from galley_learning.policy.normalize import Normalizer
-from galley_learning.policy.train import pick_device
 
 __all__ = ["PolicyRunner"]
 

@@ -23,9 +23,18 @@ from typing import Any
 import numpy as np
 import torch
 
+from galley_core.tasks.grammar import valid_steps
 from galley_learning.policy.dataset import PolicyData
-from galley_learning.policy.model import SIZES, DiffusionPolicy, PolicyConfig, tokenize, with_vocabulary
+from galley_learning.policy.model import (
+    SIZES,
+    DiffusionPolicy,
+    PolicyConfig,
+    pick_device,
+    tokenize,
+    with_vocabulary,
+)
 from galley_learning.policy.normalize import Normalizer
+from galley_learning.policy.runtime import PolicyRunner
 from galley_runtime.config_files import find_scene
 
 __all__ = ["Batches", "TrainConfig", "evaluate_mse", "heldout_mse", "resident_images", "train"]
@@ -54,14 +63,6 @@ class TrainConfig:
         for name in ("steps", "batch_size", "checkpoint_every", "eval_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} = {getattr(self, name)} must be >= 1")
-
-
-def pick_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {name!r}: torch sees no CUDA GPU here; use --device cpu")
-    return torch.device(name)
 
 
 class Batches:
@@ -159,8 +160,6 @@ def _vocabulary(data: PolicyData) -> list[str]:
     """Words of the dataset's steps and of every valid step of its scene (so unseen steps encode)."""
     words = [w for s in data.meta["steps"] for w in s.split()]
     try:
-        from galley_core.tasks.grammar import valid_steps
-
         name = next((e["scene"] for e in data.meta["episodes"] if e.get("scene")), "kitchen")
         scene = find_scene(name)
         words += [w for s in valid_steps(scene) for w in s.split()]
@@ -225,7 +224,7 @@ def train(
         ],
         weight_decay=config.weight_decay,
     )
-    from diffusers.training_utils import EMAModel
+    from diffusers.training_utils import EMAModel  # noqa: PLC0415 (optional: diffusers)
 
     ema = EMAModel(model.parameters(), decay=config.ema_decay, use_ema_warmup=True, power=0.75)
     step, history = _resume(checkpoint_path, model, optimizer, ema, device)
@@ -343,8 +342,6 @@ def heldout_mse(run: str | Path, device: str = "cpu") -> float | None:
     Computed now; the training report's figure when the dataset is gone; None without held-out
     episodes.
     """
-    from galley_learning.policy.runtime import PolicyRunner
-
     run = Path(run)
     config = json.loads((run / "config.json").read_text())
     data_dir = Path(config["data"])
@@ -396,10 +393,10 @@ def _save(
 
 
 def _plot(history: list[dict[str, float]], path: Path) -> None:
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 (optional: matplotlib)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (optional: matplotlib)
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     steps = np.array([h["step"] for h in history])
