@@ -68,7 +68,7 @@ class DiffusionPolicyNode(Node):
 
     def __init__(self, host: Any, config: DiffusionPolicyConfig) -> None:
         super().__init__(host, config)
-        from galley_learning.policy.runtime import PolicyRunner
+        from galley_learning.policy.runtime import PolicyRunner  # noqa: PLC0415 (deferred: torch)
 
         if not config.run:
             raise ConfigError("run", config.run, "a training run folder (galley train --out RUN)")
