@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from galley_core.geometry import Pose2D, Transform, normalize_angle, quaternion_from_yaw, yaw_from_quaternion
-from galley_core.kinematics import integrate_unicycle, square_command, square_lap_s
+from galley_core.navigation.unicycle import integrate_unicycle, square_command, square_lap_s
 
 
 def test_compose_and_inverse():

@@ -20,7 +20,7 @@ from galley_core.geometry import Pose2D
 from galley_core.navigation import _kernels, theta_star
 from galley_core.navigation.grid import OccupancyGrid
 from galley_core.navigation.theta_star import (
-    PlanningError,
+    PathPlanningError,
     ThetaStar,
     ThetaStarConfig,
     clearance_from_footprint,
@@ -266,7 +266,7 @@ def test_failures_answer_without_searching_and_name_the_input(room, start, goal,
         assert word in result.reason
     assert result.expansions == 0  # answered before any search: bounded time whatever the map
     assert result.path.shape == (0, 2)
-    with pytest.raises(PlanningError) as err:
+    with pytest.raises(PathPlanningError) as err:
         result.unwrap()
     assert err.value.code == code
 

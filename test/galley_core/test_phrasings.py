@@ -9,7 +9,7 @@ import pytest
 
 from galley_core.episode import sample_episode
 from galley_core.scene import load_scene
-from galley_core.tasks.grammar import PlanError, parse_plan, validate_plan
+from galley_core.tasks.grammar import InvalidPlanError, parse_plan, validate_plan
 from galley_core.tasks.phrasings import (
     EPISODE_SEED_BASE,
     OUT_OF_SCOPE_KINDS,
@@ -78,7 +78,7 @@ def test_every_gold_plan_is_valid_and_right_for_its_episode(kitchen, phrased):
 
 def test_no_instruction_is_worded_as_a_suite_template(kitchen, phrased):
     for p in phrased:
-        with pytest.raises(PlanError):
+        with pytest.raises(InvalidPlanError):
             plan_for_instruction(p.entry.instruction, kitchen, sample_episode(kitchen, p.entry.seed))
 
 

@@ -87,17 +87,17 @@ def test_the_readme_instruction_has_a_plan_in_episode_0(kitchen):
 
 
 def test_instructions_outside_the_templates_or_the_episode_are_explained(kitchen):
-    from galley_core.tasks.grammar import PlanError
+    from galley_core.tasks.grammar import InvalidPlanError
     from galley_core.tasks.suite import plan_for_instruction
 
     episode = sample_episode(kitchen, 0)
-    with pytest.raises(PlanError, match="follows none of the suite's 58 templates"):
+    with pytest.raises(InvalidPlanError, match="follows none of the suite's 58 templates"):
         plan_for_instruction("Dance in the kitchen.", kitchen, episode)
-    with pytest.raises(PlanError, match="no object 'spoon'"):
+    with pytest.raises(InvalidPlanError, match="no object 'spoon'"):
         plan_for_instruction("Move the spoon to the red zone.", kitchen, episode)
     cup = episode.placement("cup").zone
     wrong = next(z for z in kitchen.zone_names if z != cup)
-    with pytest.raises(PlanError, match=f"the cup is in the {cup} zone, not the {wrong} zone"):
+    with pytest.raises(InvalidPlanError, match=f"the cup is in the {cup} zone, not the {wrong} zone"):
         plan_for_instruction(f"Move the cup from the {wrong} zone to the {cup} zone.", kitchen, episode)
-    with pytest.raises(PlanError, match="nothing to do"):
+    with pytest.raises(InvalidPlanError, match="nothing to do"):
         plan_for_instruction(f"Move the cup to the {cup} zone.", kitchen, episode)

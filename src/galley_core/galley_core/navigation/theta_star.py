@@ -46,8 +46,8 @@ from galley_core.navigation import _kernels
 from galley_core.navigation.grid import OCCUPIED, UNKNOWN, OccupancyGrid, inflate
 
 __all__ = [
+    "PathPlanningError",
     "PlanResult",
-    "PlanningError",
     "ThetaStar",
     "ThetaStarConfig",
     "clearance_from_footprint",
@@ -91,7 +91,7 @@ class ThetaStarConfig(Config):
     )
 
 
-class PlanningError(RuntimeError):
+class PathPlanningError(RuntimeError):
     """A plan failed; ``code`` says how (see :class:`PlanResult`) and the message says why."""
 
     def __init__(self, code: str, reason: str) -> None:
@@ -132,9 +132,9 @@ class PlanResult:
     goal_snapped: bool = False
 
     def unwrap(self) -> NDArray[np.float64]:
-        """The path, or :class:`PlanningError` for callers that prefer exceptions."""
+        """The path, or :class:`PathPlanningError` for callers that prefer exceptions."""
         if not self.ok:
-            raise PlanningError(self.code, self.reason)
+            raise PathPlanningError(self.code, self.reason)
         return self.path
 
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 from galley_core.episode import Episode, sample_episode
 from galley_core.scene import Scene
-from galley_core.tasks.grammar import PlanError, format_step
+from galley_core.tasks.grammar import InvalidPlanError, format_step
 from galley_core.tasks.suite import SuiteEntry, gold_plan, plan_for_instruction
 
 __all__ = [
@@ -732,7 +732,7 @@ def _suite_wording(text: str, scene: Scene, episode: Episode) -> bool:
     """Whether the suite's own template matcher recognises ``text`` (then it is not held out)."""
     try:
         plan_for_instruction(text, scene, episode)
-    except PlanError:
+    except InvalidPlanError:
         return False
     return True
 
