@@ -22,7 +22,7 @@ import numpy as np
 
 from galley_core.manipulation import _kernels as kernels
 from galley_core.manipulation.kinematics import load_arm
-from galley_core.manipulation.pick_place import top_down_quaternion
+from galley_core.manipulation.poses import top_down_quaternion
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow
 
 ROBOT = Path(__file__).resolve().parents[1] / "src/galley_sim/galley_sim/models/galley_mm/robot.xml"

@@ -8,7 +8,7 @@ import pytest
 from galley_core.config import ConfigError
 from galley_core.manipulation._kernels import rotation_error
 from galley_core.manipulation.kinematics import load_arm
-from galley_core.manipulation.pick_place import top_down_quaternion
+from galley_core.manipulation.poses import top_down_quaternion
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig, RmpState
 
 ROBOT = "src/galley_sim/galley_sim/models/galley_mm/robot.xml"
