@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from galley_core.config import ConfigError
-from galley_core.manipulation._kernels import rotation_error
+from galley_core.manipulation._kinematics_kernels import rotation_error
 from galley_core.manipulation.kinematics import load_arm
 from galley_core.manipulation.poses import top_down_quaternion
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig, RmpState
@@ -21,7 +21,7 @@ def arm(request):
 
 
 def quat_of(rotation):
-    from galley_core.manipulation._kernels import _quat_from_matrix
+    from galley_core.manipulation._kinematics_kernels import _quat_from_matrix
 
     return _quat_from_matrix(np.ascontiguousarray(rotation))
 

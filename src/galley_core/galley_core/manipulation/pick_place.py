@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from galley_core.geometry import Transform, normalize_angle, quaternion_slerp
-from galley_core.manipulation._kernels import rotation_error
+from galley_core.manipulation._kinematics_kernels import rotation_error
 from galley_core.manipulation.kinematics import ArmKinematics
 from galley_core.manipulation.phases import GraspSpec, Phase, PickPlaceConfig, pick_phases, place_phases
 from galley_core.manipulation.poses import (
