@@ -8,6 +8,6 @@
 * :mod:`.lexicon`, :mod:`.language`, :mod:`.refusal`: the words galley knows, reading an instruction
   as people write it, and refusing what the scene cannot ground;
 * :mod:`.planning`: the planner interface every backend shares (:class:`PlanningError`);
-* :mod:`.executor`: running a plan step by step and judging each step;
+* :mod:`.executor`: running a plan step by step; :mod:`.judging`: whether each step did what it says;
 * :mod:`.metrics`: the evaluation metrics.
 """
