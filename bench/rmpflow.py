@@ -20,9 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from galley_core.manipulation import _kernels as kernels
+from galley_core._jit import HAVE_NUMBA
+from galley_core.manipulation import _rmp_kernels as kernels
 from galley_core.manipulation.kinematics import load_arm
-from galley_core.manipulation.pick_place import top_down_quaternion
+from galley_core.manipulation.poses import top_down_quaternion
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow
 
 ROBOT = Path(__file__).resolve().parents[1] / "src/galley_sim/galley_sim/models/galley_mm/robot.xml"
@@ -70,7 +71,7 @@ def main() -> None:
     p, quat, mode = rmp._target(target, orientation)
     arm_args, obs_args = rmp._args(obstacles, True)
     calls = [(q, qd, *arm_args, p, quat, mode, rmp.posture, *obs_args, rmp._gains) for q, qd in states]
-    print(f"compiling (numba: {kernels.HAVE_NUMBA}) ...", flush=True)
+    print(f"compiling (numba: {HAVE_NUMBA}) ...", flush=True)
     kernels.rmp_eval(*calls[0])
     compiled = time_per_call(kernels.rmp_eval, calls, repeats)
     api = time_per_call(

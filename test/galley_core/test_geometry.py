@@ -4,9 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation, Slerp
 
 from galley_core.geometry import Pose2D, Transform, normalize_angle, quaternion_from_yaw, yaw_from_quaternion
-from galley_core.kinematics import integrate_unicycle, square_command, square_lap_s
+from galley_core.navigation.unicycle import integrate_unicycle, square_command, square_lap_s
 
 
 def test_compose_and_inverse():
@@ -66,8 +67,6 @@ def test_square_command_turns_exactly_ninety_degrees_per_corner_at_any_rate():
 
 
 def test_quaternion_math_matches_scipy():
-    from scipy.spatial.transform import Rotation, Slerp
-
     rng = np.random.default_rng(7)
     for _ in range(20):
         ra, rb = Rotation.random(random_state=rng), Rotation.random(random_state=rng)

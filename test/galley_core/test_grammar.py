@@ -4,7 +4,7 @@ import pytest
 
 from galley_core.scene import load_scene
 from galley_core.tasks.grammar import (
-    PlanError,
+    InvalidPlanError,
     Step,
     format_step,
     parse_plan,
@@ -29,15 +29,15 @@ def test_the_paper_example_round_trips():
 
 @pytest.mark.parametrize("text", ["go to the blue zone", "pick bowl", "move to blue", "place the", ""])
 def test_text_outside_the_grammar_is_rejected_with_the_forms(text):
-    with pytest.raises(PlanError, match="'move to the <zone> zone'"):
+    with pytest.raises(InvalidPlanError, match="'move to the <zone> zone'"):
         parse_step(text)
 
 
 def test_validation_names_unknown_zones_and_objects(kitchen):
     validate_plan(parse_plan(["move to the red zone", "pick the cup"]), kitchen)
-    with pytest.raises(PlanError, match=r"step 1 .*no object 'spoon'; objects: apple, bowl, cup"):
+    with pytest.raises(InvalidPlanError, match=r"step 1 .*no object 'spoon'; objects: apple, bowl, cup"):
         validate_plan(parse_plan(["move to the red zone", "pick the spoon"]), kitchen)
-    with pytest.raises(PlanError, match="no zone 'orange'; zones: red, green, blue, yellow, purple"):
+    with pytest.raises(InvalidPlanError, match="no zone 'orange'; zones: red, green, blue, yellow, purple"):
         validate_plan([Step("move", "orange")], kitchen)
 
 

@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from galley_core.manipulation import _kernels as kernels
+from galley_core.manipulation import _kinematics_kernels as kernels
 from galley_core.manipulation.kinematics import KinematicsError, load_arm
 from galley_sim.simulator import ARM_JOINTS
 
@@ -113,7 +113,7 @@ def test_velocity_product_term_matches_the_derivative_of_the_jacobian(arm):
             for i in range(k):
                 odot[k] += qd[i] * np.cross(axes[i], points[k] - points[i])
         tcp = pos[-1] + rot[-1] @ arm.tcp_translation
-        _, _, bias = kernels._point_terms(tcp, arm.dof - 1, axes, points, qd, omega, odot)
+        _, _, bias = kernels.point_terms(tcp, arm.dof - 1, axes, points, qd, omega, odot)
         numeric = (arm.tcp_jacobian(q + h * qd)[:3] - arm.tcp_jacobian(q - h * qd)[:3]) / (2 * h) @ qd
         assert np.max(np.abs(bias - numeric)) <= 1e-5
 

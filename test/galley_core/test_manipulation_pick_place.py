@@ -9,19 +9,11 @@ import numpy as np
 import pytest
 
 from galley_core.geometry import Transform, quaternion_from_yaw
-from galley_core.manipulation._kernels import _quat_from_matrix, rotation_error
+from galley_core.manipulation._kinematics_kernels import _quat_from_matrix, rotation_error
 from galley_core.manipulation.kinematics import load_arm
-from galley_core.manipulation.pick_place import (
-    PICK_PHASES,
-    PLACE_PHASES,
-    GraspSpec,
-    PickPlace,
-    PickPlaceConfig,
-    PickPlaceState,
-    raised_cosine,
-    top_down_quaternion,
-)
-from galley_core.manipulation.poses import grasp_point
+from galley_core.manipulation.phases import PICK_PHASES, PLACE_PHASES, GraspSpec, PickPlaceConfig
+from galley_core.manipulation.pick_place import PickPlace, PickPlaceState
+from galley_core.manipulation.poses import grasp_point, raised_cosine, top_down_quaternion
 from galley_core.manipulation.rmpflow import RmpFlow
 from galley_core.scene import ObjectSpec
 

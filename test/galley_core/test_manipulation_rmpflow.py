@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 
 from galley_core.config import ConfigError
-from galley_core.manipulation._kernels import rotation_error
+from galley_core.geometry import Pose2D
+from galley_core.manipulation._kinematics_kernels import _quat_from_matrix, rotation_error
 from galley_core.manipulation.kinematics import load_arm
-from galley_core.manipulation.pick_place import top_down_quaternion
+from galley_core.manipulation.poses import top_down_quaternion
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig, RmpState
+from galley_core.scene import Box
 
 ROBOT = "src/galley_sim/galley_sim/models/galley_mm/robot.xml"
 POSTURE = np.array([0.0, -0.6, 1.6, 0.0, 0.57, 0.0])  # config/galley.yaml's arm_controller posture
@@ -21,8 +23,6 @@ def arm(request):
 
 
 def quat_of(rotation):
-    from galley_core.manipulation._kernels import _quat_from_matrix
-
     return _quat_from_matrix(np.ascontiguousarray(rotation))
 
 
@@ -102,9 +102,6 @@ def test_an_obstacle_across_the_straight_path_is_avoided(arm):
 
 
 def test_boxes_from_the_scene_are_obstacles_in_the_root_frame():
-    from galley_core.geometry import Pose2D
-    from galley_core.scene import Box
-
     table = Box("table", (0.0, -0.8, 0.375), (1.6, 0.9, 0.75))
     far = Box("wall", (0.0, 10.0, 1.2), (8.0, 0.1, 2.4))
     root_from_map = Pose2D(0.5, 0.09, -np.pi / 2).to_transform().inverse()

@@ -9,7 +9,6 @@ import pytest
 
 from galley_core.config import ConfigError
 from galley_core.geometry import Pose2D, normalize_angle
-from galley_core.kinematics import integrate_unicycle
 from galley_core.navigation.diff_drive import (
     ControllerState,
     DiffDriveConfig,
@@ -19,6 +18,7 @@ from galley_core.navigation.diff_drive import (
 )
 from galley_core.navigation.grid import OccupancyGrid
 from galley_core.navigation.theta_star import ThetaStar, ThetaStarConfig
+from galley_core.navigation.unicycle import integrate_unicycle
 
 DT = 0.1
 

@@ -17,15 +17,12 @@ from scipy.spatial import ConvexHull, cKDTree
 
 from galley_core.config import ConfigError
 from galley_core.geometry import Pose2D
-from galley_core.navigation import _kernels, theta_star
+from galley_core.navigation import theta_star
+from galley_core.navigation._grid_kernels import free_radius
+from galley_core.navigation._sight_kernels import line_of_sight
 from galley_core.navigation.grid import OccupancyGrid
-from galley_core.navigation.theta_star import (
-    PlanningError,
-    ThetaStar,
-    ThetaStarConfig,
-    clearance_from_footprint,
-    resample_polyline,
-)
+from galley_core.navigation.paths import PathPlanningError, clearance_from_footprint, resample_polyline
+from galley_core.navigation.theta_star import ThetaStar, ThetaStarConfig
 
 # -- map helpers ---------------------------------------------------------------------------------
 
@@ -266,7 +263,7 @@ def test_failures_answer_without_searching_and_name_the_input(room, start, goal,
         assert word in result.reason
     assert result.expansions == 0  # answered before any search: bounded time whatever the map
     assert result.path.shape == (0, 2)
-    with pytest.raises(PlanningError) as err:
+    with pytest.raises(PathPlanningError) as err:
         result.unwrap()
     assert err.value.code == code
 
@@ -387,7 +384,7 @@ def test_line_of_sight_jumps_through_free_squares_see_what_the_cell_walk_sees():
             r, c = rng.integers(0, h), rng.integers(0, w)
             blocked[r : r + rng.integers(1, 15), c : c + rng.integers(1, 15)] = True
         flat = np.ascontiguousarray(blocked.reshape(-1), dtype=np.uint8)
-        radius = _kernels.free_radius(flat, w, h)
+        radius = free_radius(flat, w, h)
         if blocked.any():  # the chessboard distance to the nearest blocked cell, less one
             expected = np.clip(ndimage.distance_transform_cdt(~blocked, metric="chessboard") - 1, 0, 255)
         else:
@@ -397,7 +394,7 @@ def test_line_of_sight_jumps_through_free_squares_see_what_the_cell_walk_sees():
         for _ in range(300):
             r0, r1 = (int(v) for v in rng.integers(0, h, size=2))
             c0, c1 = (int(v) for v in rng.integers(0, w, size=2))
-            assert _kernels.line_of_sight(flat, radius, w, r0, c0, r1, c1) == _kernels.line_of_sight(
+            assert line_of_sight(flat, radius, w, r0, c0, r1, c1) == line_of_sight(
                 flat, walk, w, r0, c0, r1, c1
             ), (trial, r0, c0, r1, c1)
 

@@ -9,21 +9,22 @@ import pytest
 
 from galley_core.episode import sample_episode
 from galley_core.scene import load_scene
-from galley_core.tasks.grammar import PlanError, parse_plan, validate_plan
-from galley_core.tasks.phrasings import (
+from galley_core.tasks.grammar import InvalidPlanError, parse_plan, validate_plan
+from galley_core.tasks.out_of_scope import generate_out_of_scope
+from galley_core.tasks.phrase_grammar import (
     EPISODE_SEED_BASE,
     OUT_OF_SCOPE_KINDS,
     PHRASING_KINDS,
     RELOCATION_KINDS,
-    edit_distance,
-    generate_out_of_scope,
+)
+from galley_core.tasks.phrasings import (
     generate_phrasing_suite,
     generate_phrasings,
     location_references,
     phrasing_kind,
-    typo,
 )
 from galley_core.tasks.suite import gold_plan, load_suite, plan_for_instruction
+from galley_core.tasks.typos import edit_distance, typo
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +79,7 @@ def test_every_gold_plan_is_valid_and_right_for_its_episode(kitchen, phrased):
 
 def test_no_instruction_is_worded_as_a_suite_template(kitchen, phrased):
     for p in phrased:
-        with pytest.raises(PlanError):
+        with pytest.raises(InvalidPlanError):
             plan_for_instruction(p.entry.instruction, kitchen, sample_episode(kitchen, p.entry.seed))
 
 

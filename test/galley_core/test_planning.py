@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from galley_core.scene import load_scene
-from galley_core.tasks.grammar import PlanError, valid_steps
+from galley_core.tasks.grammar import InvalidPlanError, valid_steps
 from galley_core.tasks.planning import (
     PlanningError,
     Prompt,
@@ -78,13 +78,13 @@ def test_answers_are_parsed_as_json_or_lines_and_validated_never_evaluated(kitch
         == steps
     )
     assert parse_answer("1. Move to the blue zone\n2) pick the bowl,", kitchen) == steps
-    with pytest.raises(PlanError, match="spoon"):
+    with pytest.raises(InvalidPlanError, match="spoon"):
         parse_answer('{"plan": ["pick the spoon"]}', kitchen)
-    with pytest.raises(PlanError, match="not a step"):
+    with pytest.raises(InvalidPlanError, match="not a step"):
         parse_answer('__import__("os").system("true")', kitchen)
-    with pytest.raises(PlanError, match="no steps"):
+    with pytest.raises(InvalidPlanError, match="no steps"):
         parse_answer('{"plan": []}', kitchen)
-    with pytest.raises(PlanError, match="more than max_steps"):
+    with pytest.raises(InvalidPlanError, match="more than max_steps"):
         parse_answer(json.dumps({"plan": ["pick the cup"] * 9}), kitchen, max_steps=8)
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from galley_core.episode import sample_episode
 from galley_core.scene import load_scene
-from galley_core.tasks.grammar import Step, parse_plan, validate_plan
-from galley_core.tasks.suite import TEMPLATES, generate_suite, gold_plan, load_suite
+from galley_core.tasks.grammar import InvalidPlanError, Step, parse_plan, validate_plan
+from galley_core.tasks.suite import TEMPLATES, generate_suite, gold_plan, load_suite, plan_for_instruction
 
 
 @pytest.fixture(scope="module")
@@ -65,16 +65,12 @@ def test_the_suite_matches_kitchen_rs_shape_and_every_plan_is_executable(kitchen
 
 
 def test_every_suite_instruction_is_understood_back_into_its_gold_plan(kitchen):
-    from galley_core.tasks.suite import plan_for_instruction
-
     for entry in generate_suite(kitchen):
         _, plan = plan_for_instruction(entry.instruction, kitchen, sample_episode(kitchen, entry.seed))
         assert [str(s) for s in plan] == list(entry.plan), entry.id
 
 
 def test_the_readme_instruction_has_a_plan_in_episode_0(kitchen):
-    from galley_core.tasks.suite import plan_for_instruction
-
     episode = sample_episode(kitchen, 0)
     bowl = episode.placement("bowl").zone
     _, plan = plan_for_instruction("Move the bowl to the green zone", kitchen, episode)
@@ -87,17 +83,14 @@ def test_the_readme_instruction_has_a_plan_in_episode_0(kitchen):
 
 
 def test_instructions_outside_the_templates_or_the_episode_are_explained(kitchen):
-    from galley_core.tasks.grammar import PlanError
-    from galley_core.tasks.suite import plan_for_instruction
-
     episode = sample_episode(kitchen, 0)
-    with pytest.raises(PlanError, match="follows none of the suite's 58 templates"):
+    with pytest.raises(InvalidPlanError, match="follows none of the suite's 58 templates"):
         plan_for_instruction("Dance in the kitchen.", kitchen, episode)
-    with pytest.raises(PlanError, match="no object 'spoon'"):
+    with pytest.raises(InvalidPlanError, match="no object 'spoon'"):
         plan_for_instruction("Move the spoon to the red zone.", kitchen, episode)
     cup = episode.placement("cup").zone
     wrong = next(z for z in kitchen.zone_names if z != cup)
-    with pytest.raises(PlanError, match=f"the cup is in the {cup} zone, not the {wrong} zone"):
+    with pytest.raises(InvalidPlanError, match=f"the cup is in the {cup} zone, not the {wrong} zone"):
         plan_for_instruction(f"Move the cup from the {wrong} zone to the {cup} zone.", kitchen, episode)
-    with pytest.raises(PlanError, match="nothing to do"):
+    with pytest.raises(InvalidPlanError, match="nothing to do"):
         plan_for_instruction(f"Move the cup to the {cup} zone.", kitchen, episode)

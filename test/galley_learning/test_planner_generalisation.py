@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from galley_core.tasks.phrasings import OUT_OF_SCOPE_KINDS, PHRASING_KINDS
+from galley_core.tasks.phrase_grammar import OUT_OF_SCOPE_KINDS, PHRASING_KINDS
 from galley_core.tasks.suite import SuiteEntry, load_suite
 from galley_learning.planners import make_planner
 from galley_learning.planners.evaluate import (

@@ -38,7 +38,7 @@ from galley_cli.run import run_episode
 from galley_core.config import ConfigError
 from galley_core.episode import sample_episode
 from galley_core.scene import SceneError
-from galley_core.tasks.grammar import PlanError
+from galley_core.tasks.grammar import InvalidPlanError
 from galley_core.tasks.suite import plan_for_instruction
 from galley_learning.planners.configured import load_suite_entries
 from galley_runtime.config_files import find_scene
@@ -53,7 +53,7 @@ class CollectError(ValueError):
 
 def _user_errors() -> tuple[type[Exception], ...]:
 
-    return (ConfigError, ParameterError, SceneError, PlanError)
+    return (ConfigError, ParameterError, SceneError, InvalidPlanError)
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def _choose(config: CollectConfig, number: int, entries: list[Any], scene: Any) 
     for entry in rng.sample(entries, len(entries)):
         try:
             _, steps = plan_for_instruction(entry.instruction, scene, episode)
-        except PlanError:
+        except InvalidPlanError:
             continue
         return entry.instruction, seed, [str(s) for s in steps]
     raise ValueError(f"no suite instruction has a plan in episode seed {seed}")

@@ -16,7 +16,7 @@ from galley_cli.errors import UsageError
 from galley_core.config import ConfigError
 from galley_core.navigation.grid import MapFileError
 from galley_core.scene import SceneError
-from galley_core.tasks.grammar import PlanError
+from galley_core.tasks.grammar import InvalidPlanError
 from galley_core.tasks.suite import SuiteError
 from galley_runtime.params_file import ParameterError
 from galley_runtime.recording.staging import UnfinishedBagError
@@ -29,7 +29,7 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     ParameterError,
     ConfigError,
     SceneError,
-    PlanError,
+    InvalidPlanError,
     SuiteError,
     MapFileError,
     UnfinishedBagError,

@@ -38,7 +38,7 @@ from galley_cli.overrides import (
 from galley_cli.report import TopicLog, top_down_axes
 from galley_core.episode import sample_episode
 from galley_core.scene import Scene
-from galley_core.tasks.grammar import PlanError, parse_plan, validate_plan
+from galley_core.tasks.grammar import InvalidPlanError, parse_plan, validate_plan
 from galley_core.tasks.metrics import exact_match, motion_metrics
 from galley_core.tasks.suite import plan_for_instruction
 from galley_nodes.registry import load_node_class
@@ -67,14 +67,14 @@ def resolve_plan(
     try:
         _, steps = plan_for_instruction(instruction, scene, sample_episode(scene, seed))
         gold = [str(s) for s in steps]
-    except PlanError:
+    except InvalidPlanError:
         pass  # not a suite-style instruction in this episode: no EM, the plan still runs
     if not plan_text:
         return None, gold
     try:
         plan = parse_plan([s for s in (p.strip() for p in plan_text.split(";")) if s])
         validate_plan(plan, scene)
-    except PlanError as err:
+    except InvalidPlanError as err:
         raise EpisodeError(f"--plan: {err}") from None
     if not plan:
         raise EpisodeError("--plan has no steps; separate steps with ';'")

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from galley_core.episode import Episode
 from galley_core.geometry import Pose2D, Transform, normalize_angle
-from galley_core.kinematics import integrate_unicycle
+from galley_core.navigation.unicycle import integrate_unicycle
 from galley_core.scene import Scene
 from galley_sim.scene_model import (
     ARM_JOINTS,

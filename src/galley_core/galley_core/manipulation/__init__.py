@@ -2,6 +2,7 @@
 
 * :mod:`.kinematics`: :func:`load_arm` reads the arm chain from MJCF; forward kinematics, Jacobians;
 * :mod:`.rmpflow`: :class:`RmpFlow`, Riemannian motion policies combined and integrated to joint commands;
-* :mod:`.pick_place`: :class:`PickPlace`, Kitchen-R's ten-phase pick-and-place state machine;
+* :mod:`.phases`: :class:`PickPlaceConfig` and the ten phases of a pick and a place, with their targets;
+* :mod:`.pick_place`: :class:`PickPlace`, Kitchen-R's pick-and-place state machine that steps through them;
 * :mod:`.poses`: the raised-cosine blend and top-down gripper orientations.
 """

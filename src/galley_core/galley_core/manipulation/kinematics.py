@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from galley_core.manipulation import _kernels as K  # noqa: N812
+from galley_core.manipulation import _kinematics_kernels as K  # noqa: N812
 from galley_core.manipulation.poses import matrix_from_quat
 
 __all__ = [

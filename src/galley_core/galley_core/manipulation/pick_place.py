@@ -1,29 +1,6 @@
 """Kitchen-R's pick-and-place state machine (Sec. V-C): ten phases, raised-cosine blends, RMPflow.
 
-A pick-and-place cycle has ten phases, six for PICK and four for PLACE:
-
-=========  ===============  ====================================================================
-goal       phase            tcp target (top-down: gripper x axis down, fingers closing along y)
-=========  ===============  ====================================================================
-PICK       ``approach``     ``approach_height_m`` above the object's grasp point, gripper open
-PICK       ``pre_grasp``    ``pre_grasp_height_m`` above it (precise: 5 mm, 0.05 rad)
-PICK       ``descend``      at the grasp point (precise, or stalled within ``descend_tolerance_m``)
-PICK       ``grasp``        hold; close the gripper for ``grasp_close_s``, then check the grasp
-PICK       ``lift``         ``lift_height_m`` above the grasp point
-PICK       ``retreat``      ``retreat_distance_m`` further towards the arm's base, raised so the
-                            object's bottom is at least ``carry_height_m`` above the root frame
-                            (or stalled within ``retreat_tolerance_m``: the object is up already)
-PLACE      ``transport``    ``approach_height_m`` above where the tcp must be for the object to
-                            stand at the target
-PLACE      ``descend``      ``release_height_m`` above that (the object's bottom just clear)
-PLACE      ``release``      hold; open the gripper for ``release_open_s``
-PLACE      ``retreat``      ``place_retreat_height_m`` straight up
-=========  ===============  ====================================================================
-
-Every target is a tcp pose in the local frame of the relevant thing, made upright (its yaw
-only): the object's frame for PICK (origin at its bottom centre, grasp offset and grasp yaw from
-the scene file), the object's frame at the moment of the grasp for ``lift`` and ``retreat``, and the
-place target's frame for PLACE (with the tcp's offset from the object as held). Between the
+The phases and their targets are laid out by :mod:`galley_core.manipulation.phases`. Between the
 previous target and the next, position and orientation follow the raised-cosine blend
 ``alpha(tau) = (1 - cos(pi tau)) / 2`` over ``tau`` in [0, 1] (slerp for orientation), in a time set by
 ``cartesian_speed_mps`` and ``angular_speed_rps`` (at least ``min_blend_s``); RMPflow tracks the
@@ -53,10 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from galley_core.config import Config, param
 from galley_core.geometry import Transform, normalize_angle, quaternion_slerp
-from galley_core.manipulation._kernels import rotation_error
+from galley_core.manipulation._kinematics_kernels import rotation_error
 from galley_core.manipulation.kinematics import ArmKinematics
+from galley_core.manipulation.phases import GraspSpec, Phase, PickPlaceConfig, pick_phases, place_phases
 from galley_core.manipulation.poses import (
     matrix_from_quat,
     quat_from_matrix,
@@ -68,21 +45,12 @@ from galley_core.manipulation.poses import (
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpState
 
 __all__ = [
-    "PICK_PHASES",
-    "PLACE_PHASES",
     "ArmCommand",
-    "GraspSpec",
     "PickPlace",
-    "PickPlaceConfig",
     "PickPlaceState",
-    "raised_cosine",
-    "top_down_quaternion",
 ]
 
 F64 = NDArray[np.float64]
-
-PICK_PHASES = ("approach", "pre_grasp", "descend", "grasp", "lift", "retreat")
-PLACE_PHASES = ("transport", "descend", "release", "retreat")
 
 
 class PickPlaceState(enum.IntEnum):
@@ -96,131 +64,12 @@ class PickPlaceState(enum.IntEnum):
 
 
 @dataclass(frozen=True)
-class PickPlaceConfig(Config):
-    """Geometry, timing and checks of the pick-and-place phases."""
-
-    approach_height_m: float = param(
-        0.12, "approach / transport height above the grasp point", unit="m", gt=0.0
-    )
-    pre_grasp_height_m: float = param(0.04, "pre-grasp height above the grasp point", unit="m", gt=0.0)
-    lift_height_m: float = param(0.12, "lift height above the grasp point", unit="m", gt=0.0)
-    retreat_distance_m: float = param(
-        0.08, "after the lift, distance moved horizontally towards the arm's base", unit="m", ge=0.0
-    )
-    carry_height_m: float = param(
-        0.0,
-        "the retreat raises the held object's bottom at least this high in the arm's root frame, so "
-        "that it clears every surface the base drives past (0: lift_height_m only)",
-        unit="m",
-        ge=0.0,
-    )
-    release_height_m: float = param(
-        0.008, "height of the object's bottom above the place target at release", unit="m", ge=0.0
-    )
-    place_retreat_height_m: float = param(0.1, "rise after releasing", unit="m", gt=0.0)
-    cartesian_speed_mps: float = param(0.25, "blend speed of the tcp target", unit="m/s", gt=0.0)
-    angular_speed_rps: float = param(1.2, "blend speed of the tcp orientation target", unit="rad/s", gt=0.0)
-    min_blend_s: float = param(0.4, "shortest blend between two phase targets", unit="s", gt=0.0)
-    settle_limit_s: float = param(
-        3.0,
-        "time after the blend within which the target must be reached (else unreachable)",
-        unit="s",
-        gt=0.0,
-    )
-    position_tolerance_m: float = param(0.005, "tcp position tolerance of precise phases", unit="m", gt=0.0)
-    orientation_tolerance_rad: float = param(
-        0.05, "tcp orientation tolerance of precise phases", unit="rad", gt=0.0
-    )
-    descend_tolerance_m: float = param(
-        0.01,
-        "a descent also ends this close once the tcp has stalled (fingertips touching the surface)",
-        unit="m",
-        gt=0.0,
-    )
-    place_descend_tolerance_m: float = param(
-        0.05,
-        "a place's descent also ends this close once the tcp has stalled (the held object touches down)",
-        unit="m",
-        gt=0.0,
-    )
-    retreat_tolerance_m: float = param(
-        0.06,
-        "a pick's retreat also ends this close once the tcp has stalled (a joint at its limit); the "
-        "object is lifted already and transport starts from wherever the retreat stopped",
-        unit="m",
-        gt=0.0,
-    )
-    stall_speed_mps: float = param(
-        0.005, "tcp speed below which a descent counts as stalled", unit="m/s", gt=0.0
-    )
-    coarse_position_tolerance_m: float = param(
-        0.02, "tcp position tolerance of the free-space phases", unit="m", gt=0.0
-    )
-    coarse_orientation_tolerance_rad: float = param(
-        0.1, "tcp orientation tolerance of the free-space phases", unit="rad", gt=0.0
-    )
-    grasp_close_s: float = param(0.8, "time the gripper closes before the grasp is checked", unit="s", gt=0.0)
-    release_open_s: float = param(0.5, "time the gripper opens before retreating", unit="s", gt=0.0)
-    finger_closed_m: float = param(
-        0.0012, "both fingers below this opening after closing: nothing was grasped", unit="m", ge=0.0
-    )
-    grasp_check_distance_m: float = param(
-        0.025, "largest distance from the tcp to the object's grasp point after closing", unit="m", gt=0.0
-    )
-    slip_distance_m: float = param(
-        0.03,
-        "the held object slipped once its grasp point is this far from where it was held",
-        unit="m",
-        gt=0.0,
-    )
-    place_tolerance_m: float = param(
-        0.05, "largest distance of the placed object from its target (Kitchen-R: 5 cm)", unit="m", gt=0.0
-    )
-    reach_margin_m: float = param(
-        0.0, "targets farther than the arm's length minus this from the shoulder are unreachable", unit="m"
-    )
-    max_step_s: float = param(0.05, "longest time integrated in one step (after a pause)", unit="s", gt=0.0)
-
-
-@dataclass(frozen=True)
-class GraspSpec:
-    """Where the tcp grasps an object (scene file ``grasp_offset``, ``grasp_yaw``).
-
-    Attributes:
-        offset: (x, y, z) of the tcp in the object frame (origin at its bottom centre), metres.
-        yaw: direction in the object frame along which the fingers close, radians.
-        symmetric: the object is the same turned about its vertical axis (a bowl, a plate), so
-            the grasp may turn about it too: a pick takes the rim point nearest the shoulder, and
-            a place without a required yaw sets the object down turned so that the tcp is too.
-    """
-
-    offset: tuple[float, float, float]
-    yaw: float = 0.0
-    symmetric: bool = False
-
-
-@dataclass(frozen=True)
 class ArmCommand:
     """Joint commands: positions (rad), velocities (rad/s) and the gripper opening fraction (0..1)."""
 
     positions: F64
     velocities: F64
     gripper: float
-
-
-@dataclass(frozen=True)
-class _Phase:
-    name: str
-    position: F64  # tcp target in the anchor frame
-    closing_yaw: float  # closing direction relative to the anchor's yaw
-    anchor: str  # "object" (now), "grasp" (object at grasp time), "target"
-    gripper: float
-    precise: bool = False
-    descent: bool = False  # touches down: position tolerance descend_tolerance_m
-    stall_ends: bool = False  # a stall within retreat_tolerance_m also ends it
-    hold_s: float = 0.0  # gripper phases: hold the pose this long
-    tools: bool = True
-    check_slip: bool = False
 
 
 class PickPlace:
@@ -243,7 +92,7 @@ class PickPlace:
         self._held_offset: F64 = np.zeros(3)  # tcp in the object's upright frame, while held
         self._held_yaw = 0.0  # closing yaw relative to the object's yaw, while held
         self._grasp_offset: F64 = np.zeros(3)  # the pick's grasp point in the object frame
-        self._phases: list[_Phase] = []
+        self._phases: list[Phase] = []
         self._index = 0
         self._rmp_state = RmpState(np.zeros(self.arm.dof), np.zeros(self.arm.dof))
         self._last_s = 0.0
@@ -306,7 +155,6 @@ class PickPlace:
         current = self._tcp_closing_yaw()
         if abs(normalize_angle(yaw + closing - current)) > math.pi / 2:
             closing += math.pi
-        up = np.array([0.0, 0.0, 1.0])
         toward_base = -np.array([grasp_point[0], grasp_point[1], 0.0]) + [
             self._shoulder[0],
             self._shoulder[1],
@@ -316,24 +164,7 @@ class PickPlace:
         back_world = toward_base / norm * c.retreat_distance_m if norm > 1e-6 else np.zeros(3)
         back = rotz(-yaw) @ back_world  # in the object's frame at grasp time
         carry = max(c.lift_height_m, c.carry_height_m - float(position[2]))  # the bottom's rise
-        self._phases = [
-            _Phase("approach", offset + c.approach_height_m * up, closing, "object", 1.0),
-            _Phase("pre_grasp", offset + c.pre_grasp_height_m * up, closing, "object", 1.0, precise=True),
-            _Phase("descend", offset, closing, "object", 1.0, precise=True, descent=True, tools=False),
-            _Phase("grasp", offset, closing, "object", 0.0, hold_s=c.grasp_close_s, tools=False),
-            _Phase(
-                "lift", offset + c.lift_height_m * up, closing, "grasp", 0.0, tools=False, check_slip=True
-            ),
-            _Phase(
-                "retreat",
-                offset + carry * up + back,
-                closing,
-                "grasp",
-                0.0,
-                check_slip=True,
-                stall_ends=True,
-            ),
-        ]
+        self._phases = pick_phases(c, offset, closing, carry, back)
         self._grasp_offset = offset
         self._anchors = {"object": (position, yaw)}
         self._enter(0, now_s, object_pose)
@@ -359,35 +190,7 @@ class PickPlace:
         tcp_at = position + rotz(yaw) @ self._held_offset
         if self._unreachable(tcp_at + np.array([0.0, 0.0, c.approach_height_m]), "the place target"):
             return
-        up = np.array([0.0, 0.0, 1.0])
-        release = self._held_offset + c.release_height_m * up
-        self._phases = [
-            _Phase(
-                "transport",
-                release + c.approach_height_m * up,
-                self._held_yaw,
-                "target",
-                0.0,
-                check_slip=True,
-            ),
-            # A held object that hangs tilted (a plate by its rim) touches down before the tcp
-            # reaches the release height: a stalled descent counts, as for a pick.
-            _Phase(
-                "descend",
-                release,
-                self._held_yaw,
-                "target",
-                0.0,
-                precise=True,
-                descent=True,
-                tools=False,
-                check_slip=True,
-            ),
-            _Phase("release", release, self._held_yaw, "target", 1.0, hold_s=c.release_open_s, tools=False),
-            _Phase(
-                "retreat", release + c.place_retreat_height_m * up, self._held_yaw, "target", 1.0, tools=False
-            ),
-        ]
+        self._phases = place_phases(c, self._held_offset, self._held_yaw)
         self._anchors = {"target": (position, yaw)}
         self._enter(0, now_s, None)
 
@@ -550,7 +353,7 @@ class PickPlace:
         return False
 
     def _finish_hold(  # noqa: PLR0917
-        self, phase: _Phase, tcp: F64, tcp_r: F64, fingers: F64, object_pose: Transform, now_s: float
+        self, phase: Phase, tcp: F64, tcp_r: F64, fingers: F64, object_pose: Transform, now_s: float
     ) -> None:
         c = self.config
         if phase.name == "grasp":

@@ -41,7 +41,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from galley_core.config import Config, ConfigError, param
 from galley_core.geometry import Transform, quaternion_from_yaw
-from galley_core.manipulation import _kernels as K  # noqa: N812
+from galley_core.manipulation import _rmp_kernels as K  # noqa: N812
 from galley_core.manipulation.kinematics import ArmKinematics
 from galley_core.manipulation.poses import matrix_from_quat
 from galley_core.scene import Box

@@ -47,7 +47,7 @@ from galley_core.monitoring.rules import (
 )
 from galley_core.monitoring.verdicts import ActiveStep, Level, Verdict
 from galley_core.scene import Scene, SceneError
-from galley_core.tasks.grammar import PlanError, parse_step
+from galley_core.tasks.grammar import InvalidPlanError, parse_step
 
 __all__ = [
     "AbortConfig",
@@ -215,7 +215,7 @@ class EpisodeMonitor:
             return []
         try:
             step = parse_step(text)
-        except PlanError as err:
+        except InvalidPlanError as err:
             return self._conclude([_failure("plan", str(err), index, text, now_ns)])
         if step.action == "move":
             self._zone = step.target

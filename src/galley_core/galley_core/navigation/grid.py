@@ -227,7 +227,7 @@ def _read_image(path: Path) -> tuple[NDArray[np.float64], NDArray[np.bool_] | No
     if not path.is_file():
         raise MapFileError(f"cannot read map image {path}: no such file")
     try:
-        from PIL import Image
+        from PIL import Image  # noqa: PLC0415 (optional: Pillow)
     except ImportError:
         raise MapFileError(
             f"map image {path}: reading {path.suffix} images needs Pillow (pip install pillow); "

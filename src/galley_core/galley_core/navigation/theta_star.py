@@ -10,9 +10,9 @@ runs over cell centres, and a segment is accepted only when every cell it touche
 Every point of such a segment lies in an unblocked cell, so within ``resolution / sqrt(2)`` of a
 centre that is at least ``R + resolution / sqrt(2)`` from every obstacle centre: the whole segment
 keeps R. A robot of radius r whose footprint must also stay off the cells' squares needs
-``R >= r + resolution / sqrt(2)``; :func:`clearance_from_footprint` computes r.
+``R >= r + resolution / sqrt(2)``; :func:`~galley_core.navigation.paths.clearance_from_footprint` computes r.
 
-The search itself (:mod:`galley_core.navigation._kernels`) is Lazy Theta* (Nash, Koenig & Tovey,
+The search itself (:mod:`galley_core.navigation._search_kernels`) is Lazy Theta* (Nash, Koenig & Tovey,
 2010: one line-of-sight test per expanded cell instead of one per neighbour, which long lines
 through open space skip across in jumps), compiled with numba and resumable: it runs in slices of
 expansions, and between slices :meth:`ThetaStar.plan` asks the ``cancel_checker`` and the time
@@ -34,25 +34,22 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 from scipy import ndimage
 
 from galley_core.config import Config, param
 from galley_core.geometry import Pose2D
-from galley_core.navigation import _kernels
+from galley_core.navigation._grid_kernels import free_radius
+from galley_core.navigation._path_kernels import tighten
+from galley_core.navigation._search_kernels import FOUND, PAUSED, search
+from galley_core.navigation._sight_kernels import line_of_sight_float
 from galley_core.navigation.grid import OCCUPIED, UNKNOWN, OccupancyGrid, inflate
+from galley_core.navigation.paths import PlanResult, resample_polyline
 
-__all__ = [
-    "PlanResult",
-    "PlanningError",
-    "ThetaStar",
-    "ThetaStarConfig",
-    "clearance_from_footprint",
-    "resample_polyline",
-]
+__all__ = ["ThetaStar", "ThetaStarConfig"]
 
 #: Expansions between two calls of the cancel checker (about a millisecond of search).
 EXPANSIONS_PER_SLICE = 20_000
@@ -91,75 +88,6 @@ class ThetaStarConfig(Config):
     )
 
 
-class PlanningError(RuntimeError):
-    """A plan failed; ``code`` says how (see :class:`PlanResult`) and the message says why."""
-
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class PlanResult:
-    """The outcome of :meth:`ThetaStar.plan`.
-
-    Attributes:
-        ok: whether a path was found.
-        code: ``"ok"`` or one of ``"invalid_input"``, ``"start_outside_map"``, ``"goal_outside_map"``,
-            ``"start_blocked"``, ``"goal_blocked"``, ``"no_path"``, ``"canceled"``, ``"timeout"``,
-            ``"too_many_waypoints"``.
-        reason: why it failed, naming the input and the fix; empty when ok.
-        path: ``(N, 2)`` polyline vertices (x, y) in the map frame, metres, start first; every
-            segment keeps the clearance. Empty ``(0, 2)`` on failure.
-        waypoints: ``path`` resampled for the controller: every vertex kept, long segments divided,
-            at most ``max_waypoints`` points.
-        length_m: length of ``path``, metres.
-        expansions: cells expanded by the search.
-        planning_time_s: wall-clock time of the call, seconds.
-        start_snapped, goal_snapped: whether the start or goal was moved to a free cell.
-    """
-
-    ok: bool
-    code: str
-    reason: str = ""
-    path: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 2)))
-    waypoints: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 2)))
-    length_m: float = math.inf
-    expansions: int = 0
-    planning_time_s: float = 0.0
-    start_snapped: bool = False
-    goal_snapped: bool = False
-
-    def unwrap(self) -> NDArray[np.float64]:
-        """The path, or :class:`PlanningError` for callers that prefer exceptions."""
-        if not self.ok:
-            raise PlanningError(self.code, self.reason)
-        return self.path
-
-
-def clearance_from_footprint(footprint: ArrayLike, padding_m: float = 0.0) -> float:
-    """Circumscribed radius of a footprint polygon ``(N, 2)`` about the base origin plus padding, metres."""
-    points = np.asarray(footprint, dtype=float).reshape(-1, 2)
-    if points.size == 0 or not np.all(np.isfinite(points)):
-        raise ValueError("footprint must be a non-empty list of finite (x, y) points in metres")
-    return float(np.max(np.hypot(points[:, 0], points[:, 1]))) + padding_m
-
-
-def resample_polyline(path: ArrayLike, max_points: int, spacing: float) -> NDArray[np.float64]:
-    """Keep every vertex and divide each segment so that points are at most ``spacing`` apart.
-
-    When that would give more than ``max_points`` points the spacing grows until it does not.
-    A path with more vertices than ``max_points`` is returned unchanged (dropping a vertex could
-    cut a corner into an obstacle).
-    """
-    pts: NDArray[np.float64] = np.array(path, dtype=float).reshape(-1, 2)
-    if len(pts) < 2 or len(pts) >= max_points:
-        return pts
-    out: NDArray[np.float64] = _kernels.resample(pts, int(max_points), float(spacing))
-    return out
-
-
 class ThetaStar:
     """Theta* over one occupancy grid; see the module docstring.
 
@@ -195,7 +123,7 @@ class ThetaStar:
         padded[1:-1, 1:-1] = blocked
         self._padded_width = w + 2
         self._blocked_padded = padded.reshape(-1)
-        self._radius = _kernels.free_radius(self._blocked_padded, w + 2, h + 2)
+        self._radius = free_radius(self._blocked_padded, w + 2, h + 2)
         n = padded.size
         index = np.int32 if n < 2**31 else np.int64
         self._mark = np.zeros(n, dtype=np.int32)
@@ -264,7 +192,7 @@ class ThetaStar:
         status, expansions, stopped = self._search(start_n, goal_n, t0, cancel_checker)
         if stopped is not None:
             return stopped
-        if status != _kernels.FOUND:  # the labels say reachable, so this is a bug, not user input
+        if status != FOUND:  # the labels say reachable, so this is a bug, not user input
             raise RuntimeError(f"Theta* found no path between connected cells {cells}")
         cells_path = [goal_n]
         while cells_path[-1] != start_n:
@@ -274,9 +202,7 @@ class ThetaStar:
         centres = np.stack([idx % pw - 0.5, idx // pw - 0.5], axis=1)  # padded cells to grid coordinates
         vertices = self._attach_endpoints(centres, (sx, sy), (gx, gy), snapped)
         if self.config.tighten_sweeps > 0 and len(vertices) > 2:
-            vertices = _kernels.tighten(
-                self._blocked_flat, width, height, vertices, self.config.tighten_sweeps, 12
-            )
+            vertices = tighten(self._blocked_flat, width, height, vertices, self.config.tighten_sweeps, 12)
         path = grid.grid_to_world(vertices)
         length = float(np.sum(np.hypot(*np.diff(path, axis=0).T)))
         c = self.config
@@ -319,7 +245,7 @@ class ThetaStar:
         state = np.zeros(2, dtype=np.int64)
         limit = self.config.max_planning_time_s
         while True:
-            status = _kernels.search(
+            status = search(
                 self._blocked_padded,
                 self._radius,
                 self._padded_width,
@@ -337,7 +263,7 @@ class ThetaStar:
                 EXPANSIONS_PER_SLICE,
                 self.config.heuristic_weight,
             )
-            if status != _kernels.PAUSED:
+            if status != PAUSED:
                 break
             elapsed = time.perf_counter() - t0
             if cancel_checker is not None and cancel_checker():
@@ -439,13 +365,13 @@ class ThetaStar:
         args = (self._blocked_flat, grid.width, grid.height)
         if not snapped[1]:
             g = exact[1]
-            if len(pts) >= 2 and _kernels.line_of_sight_float(*args, *pts[-2], *g):
+            if len(pts) >= 2 and line_of_sight_float(*args, *pts[-2], *g):
                 pts[-1] = g
             elif not np.allclose(pts[-1], g):
                 pts.append(g)
         if not snapped[0]:
             s = exact[0]
-            if len(pts) >= 2 and _kernels.line_of_sight_float(*args, *s, *pts[1]):
+            if len(pts) >= 2 and line_of_sight_float(*args, *s, *pts[1]):
                 pts[0] = s
             elif not np.allclose(pts[0], s):
                 pts.insert(0, s)

@@ -23,7 +23,7 @@ from galley_core.scene import Scene
 
 __all__ = [
     "ACTIONS",
-    "PlanError",
+    "InvalidPlanError",
     "Step",
     "format_step",
     "parse_plan",
@@ -40,7 +40,7 @@ _PICK = re.compile(r"^pick the (?P<target>[a-z][a-z_ ]*)$")
 _PLACE = re.compile(r"^place the (?P<target>[a-z][a-z_ ]*)$")
 
 
-class PlanError(ValueError):
+class InvalidPlanError(ValueError):
     """A step that is not in the grammar, or that names a zone or object the scene lacks."""
 
 
@@ -66,14 +66,14 @@ def parse_step(text: str) -> Step:
     """Parse one step (surrounding whitespace and letter case are forgiven).
 
     Raises:
-        PlanError: the text is not one of the three step forms.
+        InvalidPlanError: the text is not one of the three step forms.
     """
     clean = " ".join(text.strip().lower().split())
     for action, pattern in (("move", _MOVE), ("pick", _PICK), ("place", _PLACE)):
         match = pattern.match(clean)
         if match:
             return Step(action, match["target"])  # type: ignore[arg-type]
-    raise PlanError(
+    raise InvalidPlanError(
         f"{text!r} is not a step; steps read 'move to the <zone> zone', 'pick the <object>' or "
         "'place the <object>'"
     )
@@ -83,14 +83,14 @@ def parse_plan(steps: Iterable[str]) -> list[Step]:
     """Parse every step of a plan.
 
     Raises:
-        PlanError: naming the first step that is not in the grammar and its index.
+        InvalidPlanError: naming the first step that is not in the grammar and its index.
     """
     out = []
     for i, text in enumerate(steps):
         try:
             out.append(parse_step(text))
-        except PlanError as err:
-            raise PlanError(f"step {i}: {err}") from None
+        except InvalidPlanError as err:
+            raise InvalidPlanError(f"step {i}: {err}") from None
     return out
 
 
@@ -98,16 +98,16 @@ def validate_plan(plan: Sequence[Step], scene: Scene) -> None:
     """Check that every step names a zone or object of ``scene``.
 
     Raises:
-        PlanError: naming the step, the unknown name and the valid ones.
+        InvalidPlanError: naming the step, the unknown name and the valid ones.
     """
     for i, step in enumerate(plan):
         if step.action == "move" and step.target not in scene.zone_names:
-            raise PlanError(
+            raise InvalidPlanError(
                 f"step {i} ({step}): scene {scene.name!r} has no zone {step.target!r}; "
                 f"zones: {', '.join(scene.zone_names)}"
             )
         if step.action != "move" and step.target not in scene.object_names:
-            raise PlanError(
+            raise InvalidPlanError(
                 f"step {i} ({step}): scene {scene.name!r} has no object {step.target!r}; "
                 f"objects: {', '.join(scene.object_names)}"
             )

@@ -35,8 +35,8 @@ from typing import Any
 from galley_core.config import Config, param
 from galley_core.episode import sample_episode
 from galley_core.scene import Scene
-from galley_core.tasks.grammar import PlanError, parse_plan, valid_steps, validate_plan
-from galley_core.tasks.language import refusal
+from galley_core.tasks.grammar import InvalidPlanError, parse_plan, valid_steps, validate_plan
+from galley_core.tasks.refusal import refusal
 from galley_core.tasks.suite import SuiteEntry
 
 __all__ = [
@@ -242,7 +242,7 @@ def parse_answer(text: str, scene: Scene, max_steps: int = 8) -> tuple[str, ...]
     (numbering, bullets and trailing commas forgiven).
 
     Raises:
-        PlanError: no steps, too many, a step off the grammar, or a name the scene lacks.
+        InvalidPlanError: no steps, too many, a step off the grammar, or a name the scene lacks.
     """
     steps: list[str] | None = None
     match = _JSON_OBJECT.search(text)
@@ -257,9 +257,9 @@ def parse_answer(text: str, scene: Scene, max_steps: int = 8) -> tuple[str, ...]
         lines = [re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line) for line in text.splitlines()]
         steps = [line.strip().strip(",.;\"'") for line in lines if line.strip().strip("`")]
     if not steps:
-        raise PlanError(f"the answer has no steps: {text[:200]!r}")
+        raise InvalidPlanError(f"the answer has no steps: {text[:200]!r}")
     if len(steps) > max_steps:
-        raise PlanError(f"the answer has {len(steps)} steps, more than max_steps = {max_steps}")
+        raise InvalidPlanError(f"the answer has {len(steps)} steps, more than max_steps = {max_steps}")
     plan = parse_plan(steps)
     validate_plan(plan, scene)
     return tuple(str(s) for s in plan)
@@ -272,7 +272,7 @@ def check_instruction(instruction: str, scene: Scene) -> str:
     """The instruction, stripped; refused when the scene cannot ground it.
 
     Backends cannot know that a name is missing or that nothing was asked of them, so this runs
-    before any backend is asked: :func:`galley_core.tasks.language.refusal` reads the words
+    before any backend is asked: :func:`galley_core.tasks.refusal.refusal` reads the words
     (typos corrected) and refuses negations and requests for nothing, questions, actions other than
     moving objects between zones, requests that name no object or no place to put it
     (``out_of_scope``), and objects or zones the scene lacks (``unknown_name``).
@@ -402,7 +402,7 @@ class TextPlanner(Planner):
             raw = self.generate(prompt, top_down_image if prompt.image else None, attempt)
             try:
                 steps = parse_answer(raw, scene, config.max_steps)
-            except PlanError as err:
+            except InvalidPlanError as err:
                 errors.append(str(err))
                 continue
             return Plan(text, steps, self.name, attempt + 1, raw)

@@ -30,7 +30,7 @@ import yaml
 from galley_core.episode import Episode, sample_episode
 from galley_core.files import read_yaml
 from galley_core.scene import Scene
-from galley_core.tasks.grammar import PlanError, Step, format_step
+from galley_core.tasks.grammar import InvalidPlanError, Step, format_step
 
 __all__ = [
     "SUITE_VERSION",
@@ -358,7 +358,7 @@ def plan_for_instruction(instruction: str, scene: Scene, episode: Episode) -> tu
     """The template an instruction follows and its gold plan in ``episode``.
 
     Raises:
-        PlanError: the instruction follows no template, names an unknown object or zone, states a
+        InvalidPlanError: the instruction follows no template, names an unknown object or zone, states a
             start zone that the episode contradicts, or asks for nothing (already done).
     """
     clean = " ".join(instruction.strip().lower().split())
@@ -371,17 +371,17 @@ def plan_for_instruction(instruction: str, scene: Scene, episode: Episode) -> tu
         for key in ("o", "o2"):
             if key in slots and slots[key] not in start:
                 known = ", ".join(sorted(start))
-                raise PlanError(
+                raise InvalidPlanError(
                     f"{instruction!r}: no object {slots[key]!r} in this episode; objects: {known}"
                 )
         for key in ("z", "z2", "zs", "zs2"):
             if key in slots and slots[key] not in scene.zone_names:
-                raise PlanError(
+                raise InvalidPlanError(
                     f"{instruction!r}: no zone {slots[key]!r}; zones: {', '.join(scene.zone_names)}"
                 )
         for key, obj in (("zs", "o"), ("zs2", "o2")):
             if key in slots and start[slots[obj]] != slots[key]:
-                raise PlanError(
+                raise InvalidPlanError(
                     f"{instruction!r}: in episode {episode.seed} the {slots[obj]} is in the "
                     f"{start[slots[obj]]} zone, not the {slots[key]} zone"
                 )
@@ -390,9 +390,9 @@ def plan_for_instruction(instruction: str, scene: Scene, episode: Episode) -> tu
             (obj, zone) for obj, zone in relocations if start[obj] != zone or template.kind == "replace"
         ]
         if not needed:
-            raise PlanError(f"{instruction!r}: nothing to do in episode {episode.seed}: already so")
+            raise InvalidPlanError(f"{instruction!r}: nothing to do in episode {episode.seed}: already so")
         return template.id, gold_plan(needed, start)
-    raise PlanError(
+    raise InvalidPlanError(
         f"{instruction!r} follows none of the suite's {len(TEMPLATES)} templates; give the plan explicitly "
         "(galley run --plan 'move to the blue zone; pick the bowl; ...')"
     )

@@ -23,7 +23,8 @@ from typing import Any
 
 from galley_core.scene import Scene
 from galley_core.tasks.metrics import exact_match
-from galley_core.tasks.phrasings import OUT_OF_SCOPE_KINDS, PHRASING_KINDS, phrasing_kind
+from galley_core.tasks.phrase_grammar import OUT_OF_SCOPE_KINDS, PHRASING_KINDS
+from galley_core.tasks.phrasings import phrasing_kind
 from galley_core.tasks.planning import Planner, PlanningError, PromptConfig
 from galley_core.tasks.suite import SuiteEntry
 from galley_learning.planners.configured import planner_from_params

@@ -27,7 +27,8 @@ import numpy as np
 from galley_core.config import ConfigError, param, sub_config
 from galley_core.geometry import Transform
 from galley_core.manipulation.kinematics import KinematicsError, load_arm
-from galley_core.manipulation.pick_place import GraspSpec, PickPlace, PickPlaceConfig, PickPlaceState
+from galley_core.manipulation.phases import GraspSpec, PickPlaceConfig
+from galley_core.manipulation.pick_place import PickPlace, PickPlaceState
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig
 from galley_core.scene import SceneError
 from galley_core.tf_tree import TransformError

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from galley_core.config import Config, param
-from galley_core.kinematics import square_command
+from galley_core.navigation.unicycle import square_command
 from galley_runtime.node import Node, Publishes, Timer
 
 

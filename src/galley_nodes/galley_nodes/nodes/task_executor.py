@@ -21,7 +21,7 @@ from galley_core.config import param
 from galley_core.geometry import Pose2D, Transform, quaternion_from_yaw
 from galley_core.scene import Scene
 from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal, place_target
-from galley_core.tasks.grammar import Action, PlanError, Step, parse_plan, validate_plan
+from galley_core.tasks.grammar import Action, InvalidPlanError, Step, parse_plan, validate_plan
 from galley_core.tasks.judging import judge_step, robot_zone
 from galley_core.tf_tree import TransformError
 from galley_runtime import messages
@@ -114,8 +114,8 @@ class TaskExecutorNode(Node):
             plan = parse_plan(steps)
             validate_plan(plan, self.scene)
             if not plan:
-                raise PlanError("the plan has no steps")
-        except PlanError as err:
+                raise InvalidPlanError("the plan has no steps")
+        except InvalidPlanError as err:
             self._status(ACTION_FAILED, msg.instruction, f"plan rejected, nothing executed: {err}")
             return
         self.instruction = msg.instruction

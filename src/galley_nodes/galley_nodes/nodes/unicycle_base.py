@@ -1,7 +1,7 @@
 """``unicycle_base``: a kinematic differential-drive base that turns /cmd_vel into /odom and TF.
 
 A stand-in for a simulator's base when only the base matters (tests of navigation, demos): it
-integrates the commanded (v, w) exactly (:func:`galley_core.kinematics.integrate_unicycle`),
+integrates the commanded (v, w) exactly (:func:`galley_core.navigation.unicycle.integrate_unicycle`),
 publishes ``nav_msgs/msg/Odometry`` on /odom and the ``odom -> base_link`` transform, and stops the
 base when commands stop arriving.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from galley_core.config import Config, param
 from galley_core.geometry import Pose2D
-from galley_core.kinematics import integrate_unicycle
+from galley_core.navigation.unicycle import integrate_unicycle
 from galley_runtime.conversions import pose_msg, transform_stamped_msg
 from galley_runtime.node import Node, Publishes, Subscribes, Timer
 
