@@ -31,6 +31,7 @@ __all__ = [
     "StackNode",
     "Unproduced",
     "flags",
+    "launch_parameters",
     "modes",
     "nodes",
     "open_nodes",
@@ -261,6 +262,27 @@ def parameters(
         elif isinstance(value, Choice):
             value = value.yes if flags(mode)[value.flag] else value.no
         out.append((p, value))
+    return out
+
+
+def launch_parameters(node: str, given: Mapping[str, Any], fixed: Mapping[str, bool]) -> dict[str, Any]:
+    """For a launch file: the ROS 2 parameters of ``node``, with the inputs ``given`` (launch arguments).
+
+    ``fixed`` answers the flags the launch file settles itself; a :class:`Choice` on a flag it
+    leaves open stays a Choice, for the launch file to decide with a substitution.
+    """
+    out: dict[str, Any] = {}
+    for p in PARAMS:
+        if p.node != node or p.host == "embedded" or (p.when and not fixed.get(p.when, False)):
+            continue
+        value = p.value
+        if isinstance(value, Input):
+            if value.name not in given:
+                continue
+            value = given[value.name]
+        elif isinstance(value, Choice) and value.flag in fixed:
+            value = value.yes if fixed[value.flag] else value.no
+        out[p.name] = value
     return out
 
 
