@@ -8,7 +8,7 @@ the notes and the nodes follow from the stack description, as they do in the lau
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,17 +59,15 @@ def stack_settings(mode: stack.Mode, given: Mapping[str, Given], params: Sequenc
     in_effect = dataclasses.replace(mode, cameras=bool(cameras))
     for p, v in stack.parameters(in_effect, inputs, host="embedded"):
         if isinstance(v, stack.RatesWithout):
-            topics, rates = monitor_rates(
-                [*default_params_files(), *params], lambda t, prefix=v.prefix: not t.startswith(prefix)
-            )
+            topics, rates = monitor_rates([*default_params_files(), *params], _not_under(v.prefix))
             why = given[f"{p.node}.{p.name}"]
-            resolved.add(
-                resolve_settings(
-                    [setting(p, topics), Setting(p.node, "rate_min_hz", rates, why.why, owned=why.owned)],
-                    params,
-                )
-            )
+            rated = [setting(p, topics), Setting(p.node, "rate_min_hz", rates, why.why, owned=why.owned)]
+            resolved.add(resolve_settings(rated, params))
     return resolved
+
+
+def _not_under(prefix: str) -> Callable[[str], bool]:
+    return lambda topic: not topic.startswith(prefix)
 
 
 def build_host(mode: stack.Mode, settings: Resolved, params: Sequence[Path]) -> EmbeddedHost:

@@ -61,6 +61,8 @@ class Mode:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"Mode.{name} = {getattr(self, name)!r}: one of {', '.join(allowed)}")
+        if self.driver == "policy" and not self.cameras:
+            raise ValueError("a policy sees through the cameras: Mode(driver='policy') needs cameras=True")
 
 
 def flags(mode: Mode) -> dict[str, bool]:
