@@ -3,7 +3,8 @@
     colcon build && source install/setup.bash
     ros2 launch launch/demo.launch.py            # then: rviz2, fixed frame 'odom', add /trajectory
 
-The same nodes and the same parameter file run without ROS 2 in `galley demo`. Nothing here
+The nodes are the stack's ``square`` graph (galley_nodes/stack.py). The same nodes and the same
+parameter file run without ROS 2 in `galley demo`. Nothing here
 publishes /clock, so use_sim_time defaults to false.
 """
 
@@ -14,7 +15,9 @@ from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-DEMO_NODES = ("unicycle_base", "square_driver", "trajectory_logger")
+from galley_nodes import stack
+
+DEMO_NODES = tuple(stack.nodes(stack.Mode(graph="square")))  # unicycle_base, square_driver, trajectory_logger
 
 
 def generate_launch_description() -> LaunchDescription:

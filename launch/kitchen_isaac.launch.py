@@ -6,7 +6,8 @@
     colcon build && source install/setup.bash
     ros2 launch launch/kitchen_isaac.launch.py        # then send goals from rviz2 ("2D Goal Pose")
 
-Every galley node of launch/kitchen_sim.launch.py except the MuJoCo simulator: Isaac Sim's bridge
+Every galley node of launch/kitchen_sim.launch.py except the MuJoCo simulator (the stack's
+nodes and parameters, galley_nodes/stack.py, with ``simulator: isaac``): Isaac Sim's bridge
 graphs publish the simulator's topics (/clock, /tf, /odom, /scan, /imu/data, /camera/*,
 /joint_states) and subscribe to /cmd_vel and /arm/joint_command. Isaac Sim owns time; every node
 here uses /clock (use_sim_time: true).
@@ -19,6 +20,8 @@ from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+
+from galley_nodes import stack
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,33 +36,29 @@ ARGUMENTS = (
     ("record", "false", "record every topic to a rosbag2 (mcap) under runs/bags"),
 )
 
+#: The mode's flags this file settles: Isaac Sim stands in for the MuJoCo simulator, the oracle
+#: nodes drive, scene markers and the task planner run; only ``record`` is left to its argument.
+FIXED = {"mujoco": False, "oracle": True, "policy": False, "markers": True, "planner": True}
+
 
 def generate_launch_description() -> LaunchDescription:
     arg = LaunchConfiguration
     namespace, params_file, use_sim_time = arg("namespace"), arg("params_file"), arg("use_sim_time")
-
-    def node(executable: str, extra: dict | None = None, **kwargs: object) -> Node:
-        return Node(
-            package="galley_nodes",
-            executable=executable,
-            name=executable,
-            namespace=namespace,
-            parameters=[params_file, {"use_sim_time": use_sim_time, **(extra or {})}],
-            output="screen",
-            **kwargs,
-        )
-
-    # Every galley node but the MuJoCo simulator, whose topics Isaac Sim's graphs publish.
+    given = {name: arg(name) for name, _, _ in ARGUMENTS}
     nodes = [
-        node("scene_markers", {"scene": arg("scene")}),
-        node("map_server", {"yaml_filename": arg("map")}),
-        node("global_planner"),
-        node("diff_drive_controller", {"use_tf": True}),
-        node("arm_controller", {"scene": arg("scene")}),
-        node("monitor", {"scene": arg("scene")}),
-        node("task_planner", {"backend": arg("planner"), "scene": arg("scene")}),
-        node("task_executor", {"scene": arg("scene")}),
-        node("recorder", condition=IfCondition(arg("record"))),
+        Node(
+            package="galley_nodes",
+            executable=name,
+            name=name,
+            namespace=namespace,
+            parameters=[
+                params_file,
+                {"use_sim_time": use_sim_time, **stack.launch_parameters(name, given, FIXED)},
+            ],
+            output="screen",
+            condition=IfCondition(arg("record")) if flag == "record" else None,
+        )
+        for name, flag in stack.open_nodes("kitchen", FIXED)
     ]
     arguments = [
         DeclareLaunchArgument(name, default_value=default, description=text)

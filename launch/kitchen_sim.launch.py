@@ -5,8 +5,9 @@
     ros2 topic pub --once /task/instruction std_msgs/msg/String "{data: 'Move the bowl to the green zone'}"
 
 The sim node owns time: it runs on the wall clock at ``real_time_factor`` and publishes /clock;
-every other node uses simulated time. Every node's parameters come from ``params_file``
-(config/galley.yaml, the same file the embedded host reads); the launch arguments override a few.
+every other node uses simulated time. The nodes and what the launch arguments set are the stack's
+(galley_nodes/stack.py, the description ``galley run`` builds from too); every other parameter comes
+from ``params_file`` (config/galley.yaml, the same file the embedded host reads).
 The task planner turns an instruction on /task/instruction into a plan on /task/plan, which the
 task executor runs; rviz2's "2D Goal Pose" drives the base directly. With ``policy:=RUN`` (a
 ``galley train`` run folder) the diffusion_policy node drives base and arm instead of the global
@@ -20,6 +21,8 @@ from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition, UnlessCondition
 from launch.substitutions import LaunchConfiguration, PythonExpression
 from launch_ros.actions import Node
+
+from galley_nodes import stack
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -38,72 +41,50 @@ ARGUMENTS = (
     ("rviz", "false", "start rviz2 with config/galley.rviz"),
 )
 
+#: The mode's flags this file settles: the MuJoCo simulator, scene markers and the task planner run.
+FIXED = {"mujoco": True, "markers": True, "planner": True}
+
 
 def generate_launch_description() -> LaunchDescription:
     arg = LaunchConfiguration
     namespace, params_file, use_sim_time = arg("namespace"), arg("params_file"), arg("use_sim_time")
+    learned = ["'", arg("policy"), "' != ''"]  # policy:=RUN drives instead of the oracle nodes
+    conditions = {
+        "oracle": UnlessCondition(PythonExpression(learned)),
+        "policy": IfCondition(PythonExpression(learned)),
+        "record": IfCondition(arg("record")),
+    }
+    given = {name: arg(name) for name, _, _ in ARGUMENTS}
 
-    def node(executable: str, extra: dict | None = None, **kwargs: object) -> Node:
-        parameters = [params_file, {"use_sim_time": use_sim_time, **(extra or {})}]
-        return Node(
-            package="galley_nodes",
-            executable=executable,
-            name=executable,
-            namespace=namespace,
-            parameters=parameters,
-            output="screen",
-            **kwargs,
+    def value(v: object) -> object:
+        if isinstance(v, stack.Choice):  # the only open flag is "policy"
+            return PythonExpression([f"{v.yes!r} if ", *learned, f" else {v.no!r}"])
+        return v
+
+    nodes = []
+    for name, flag in stack.open_nodes("kitchen", FIXED):
+        parameters = {k: value(v) for k, v in stack.launch_parameters(name, given, FIXED).items()}
+        nodes.append(
+            Node(
+                package="galley_nodes",
+                executable=name,
+                name=name,
+                namespace=namespace,
+                parameters=[params_file, {"use_sim_time": use_sim_time, **parameters}],
+                output="screen",
+                condition=conditions.get(flag),
+            )
         )
-
-    sim = Node(
-        package="galley_nodes",
-        executable="sim",
-        name="sim",
-        namespace=namespace,
-        parameters=[
-            params_file,
-            {
-                "use_sim_time": False,
-                "publish_clock": True,
-                "scene": arg("scene"),
-                "seed": arg("seed"),
-                "cameras_enabled": arg("cameras"),
-                "real_time_factor": arg("real_time_factor"),
-            },
-        ],
-        output="screen",
+    rviz = Node(
+        package="rviz2",
+        executable="rviz2",
+        name="rviz2",
+        arguments=["-d", str(REPO / "config" / "galley.rviz")],
+        parameters=[{"use_sim_time": use_sim_time}],
+        condition=IfCondition(arg("rviz")),
     )
-    learned = PythonExpression(["'", arg("policy"), "' != ''"])
-    oracle = {"condition": UnlessCondition(learned)}
-    nodes = [
-        sim,
-        node("scene_markers", {"scene": arg("scene")}),
-        node("map_server", {"yaml_filename": arg("map")}),
-        node("global_planner", **oracle),
-        node("diff_drive_controller", {"use_tf": True}, **oracle),
-        node("arm_controller", {"scene": arg("scene")}, **oracle),
-        node("diffusion_policy", {"run": arg("policy")}, condition=IfCondition(learned)),
-        node("monitor", {"scene": arg("scene")}),
-        node("task_planner", {"backend": arg("planner"), "scene": arg("scene")}),
-        node(
-            "task_executor",
-            {
-                "scene": arg("scene"),
-                "completion": PythonExpression(["'criteria' if '", arg("policy"), "' else 'status'"]),
-            },
-        ),
-        node("recorder", condition=IfCondition(arg("record"))),
-        Node(
-            package="rviz2",
-            executable="rviz2",
-            name="rviz2",
-            arguments=["-d", str(REPO / "config" / "galley.rviz")],
-            parameters=[{"use_sim_time": use_sim_time}],
-            condition=IfCondition(arg("rviz")),
-        ),
-    ]
     arguments = [
         DeclareLaunchArgument(name, default_value=default, description=text)
         for name, default, text in ARGUMENTS
     ]
-    return LaunchDescription([*arguments, *nodes])
+    return LaunchDescription([*arguments, *nodes, rviz])

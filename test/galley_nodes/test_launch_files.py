@@ -1,14 +1,16 @@
 """Launch files and the parameter file, checked without ROS 2: every executable and parameter exists.
 
 The launch files only run where ROS 2 is installed (test_ros2_host.py loads them with launch's
-API there); here their Python is parsed, and every galley executable they start and every
-parameter they set is checked against the node registry and the nodes' configuration classes.
+API there); here they run against stand-ins for that API (test/support/fake_launch.py), and every
+galley executable they start and every parameter they set is checked against the node registry and
+the nodes' configuration classes.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,39 +23,23 @@ LAUNCH_FILES = sorted((REPO / "launch").glob("*.launch.py"))
 HOST_PARAMETERS = {"use_sim_time"}
 
 
+def _support(name: str):
+    spec = importlib.util.spec_from_file_location(name, REPO / "test" / "support" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+fake_launch = _support("fake_launch")
+
+
 def started_nodes(path: Path) -> list[tuple[str, set[str]]]:
     """(executable, parameter names set in the launch file) for every galley node it starts."""
-    found = []
-    for call in ast.walk(ast.parse(path.read_text())):
-        if not isinstance(call, ast.Call):
-            continue
-        name = getattr(call.func, "id", getattr(call.func, "attr", ""))
-        keywords = {k.arg: k.value for k in call.keywords}
-        if name == "Node" and isinstance(keywords.get("package"), ast.Constant):
-            if keywords["package"].value != "galley_nodes":
-                continue
-            executable = keywords["executable"]
-            params = keywords.get("parameters")
-            dicts = [e for e in getattr(params, "elts", []) if isinstance(e, ast.Dict)]
-            if isinstance(executable, ast.Constant):
-                found.append(
-                    (
-                        executable.value,
-                        {k.value for d in dicts for k in d.keys if isinstance(k, ast.Constant)},
-                    )
-                )
-            elif isinstance(params, ast.List) and dicts:
-                continue  # a helper forwards its arguments; its call sites are checked below
-        elif name == "node" and call.args and isinstance(call.args[0], ast.Constant):
-            extra = call.args[1] if len(call.args) > 1 and isinstance(call.args[1], ast.Dict) else None
-            keys = {k.value for k in extra.keys if isinstance(k, ast.Constant)} if extra else set()
-            found.append((call.args[0].value, keys))
-        elif name == "DEMO_NODES":
-            continue
-    for assign in ast.walk(ast.parse(path.read_text())):  # demo.launch.py: a tuple of node names
-        if isinstance(assign, ast.Assign) and getattr(assign.targets[0], "id", "") == "DEMO_NODES":
-            found += [(e.value, {"use_sim_time"}) for e in assign.value.elts]
-    return found
+    return [
+        (node.executable, {k for entry in node.parameters if isinstance(entry, dict) for k in entry})
+        for node in fake_launch.galley_nodes(fake_launch.load(path))
+    ]
 
 
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)

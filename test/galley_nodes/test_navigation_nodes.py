@@ -256,4 +256,4 @@ def test_the_navigation_params_file_configures_all_three_nodes(repo, kitchen_yam
     assert server.grid is not None
     assert planner.config.clearance_m == 0.4 and planner.config.max_waypoints == 100
     assert controller.config.band_speed_limits_mps == (0.12, 0.08, 0.05, 0.03)
-    assert controller.config.rate_hz == 10.0 and not controller.config.use_tf
+    assert controller.config.rate_hz == 10.0 and controller.config.use_tf

@@ -8,10 +8,10 @@ final distance and heading error against ground truth, contacts) and ``tour.png`
 image with the planned paths and the driven trajectory). The tasks issue replaces this with
 ``galley run``.
 
-The command gives the simulator ``--scene`` and ``--seed`` (a ``--params`` file's values there are
-replaced, with a note); a ``--params`` file's map (``map_server.yaml_filename``), the controller's
-``use_tf`` and, without ``--cameras``, ``sim.cameras_enabled`` win over the command's, with a note
-(:mod:`galley_cli.overrides`).
+The graph is the stack's ``tour`` (galley_nodes.stack). The command gives the simulator ``--scene``
+and ``--seed`` (a ``--params`` file's values there are replaced, with a note); a ``--params`` file's
+map (``map_server.yaml_filename``) and, without ``--cameras``, ``sim.cameras_enabled`` win over the
+command's, with a note (:mod:`galley_cli.overrides`).
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ from typing import Any
 import numpy as np
 
 from galley_cli import add_params_option, seed_number
-from galley_cli.overrides import PRECEDENCE_HELP, Setting, resolve_settings, shown_path
+from galley_cli.bringup import Given, build_host, stack_settings
+from galley_cli.overrides import PRECEDENCE_HELP, shown_path
 from galley_cli.report import TopicLog, top_down_axes
 from galley_core.geometry import Pose2D, normalize_angle
-from galley_nodes.registry import load_node_class
+from galley_nodes import stack
 from galley_runtime import messages
-from galley_runtime.config_files import default_params_files, find_map
+from galley_runtime.config_files import find_map
 from galley_runtime.conversions import pose_msg
-from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.msg_constants import ACTION_FAILED, ACTION_SUCCEEDED
 from galley_runtime.qos import QoS
 
@@ -54,31 +54,20 @@ def run_tour(
     """Run the tour and write its report; returns the summary."""
     out_dir.mkdir(parents=True, exist_ok=True)
     map_file = find_map(scene_name)
-    settings = resolve_settings(
-        [
-            Setting("sim", "scene", scene_name, f"--scene ({scene_name})", owned=True),
-            Setting("sim", "seed", seed, f"--seed ({seed})", owned=True),
-            Setting(
-                "sim",
-                "cameras_enabled",
-                cameras,
-                "--cameras" if cameras else "the cameras being off without --cameras",
-                owned=cameras,
-            ),
-            Setting("map_server", "yaml_filename", str(map_file), f"the scene's map {shown_path(map_file)}"),
-            Setting("diff_drive_controller", "use_tf", True, "reading the base pose from TF (use_tf: true)"),
-        ],
-        params_files,
-    )
+    mode = stack.Mode(graph="tour")
+    given = {
+        "scene": Given(scene_name, f"--scene ({scene_name})"),
+        "seed": Given(seed, f"--seed ({seed})"),
+        "cameras": Given(
+            cameras, "--cameras" if cameras else "the cameras being off without --cameras", owned=cameras
+        ),
+        "map": Given(str(map_file), f"the scene's map {shown_path(map_file)}", owned=False),
+    }
+    settings = stack_settings(mode, given, params_files)
     for note in settings.notes:
         print(note, flush=True)
-    host = EmbeddedHost([*default_params_files(), *params_files])
-    sim_node = host.add_node(load_node_class("sim"), parameters=settings.parameters["sim"])
-    host.add_node(load_node_class("map_server"), parameters=settings.parameters["map_server"])
-    host.add_node(load_node_class("global_planner"))
-    host.add_node(
-        load_node_class("diff_drive_controller"), parameters=settings.parameters["diff_drive_controller"]
-    )
+    host = build_host(mode, settings, params_files)
+    sim_node: Any = host.node("sim")
     recorder = TopicLog(host)
     goals = host.participant("galley_demo").create_publisher(
         "/goal_pose", "geometry_msgs/msg/PoseStamped", QoS()
@@ -149,7 +138,7 @@ def run_tour(
 
 
 def _plot(recorder: TopicLog, scene: Any, summary: dict[str, Any], path: Path) -> None:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415, RUF100 (deferred: matplotlib)
 
     fig, ax = top_down_axes(recorder.top_down, scene)
     for i, plan in enumerate(recorder.plans):

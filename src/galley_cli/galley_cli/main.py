@@ -51,6 +51,7 @@ def _build_parser() -> argparse.ArgumentParser:
         replay,
         run,
         suite,
+        topics,
         train,
         train_planner,
     )
@@ -65,6 +66,7 @@ def _build_parser() -> argparse.ArgumentParser:
         eval,
         map,
         nodes,
+        topics,
         suite,
         replay,
         bag,

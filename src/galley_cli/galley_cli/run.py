@@ -20,30 +20,24 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from galley_cli import add_params_option, seed_number
-from galley_cli.overrides import (
-    PRECEDENCE_HELP,
-    Resolved,
-    Setting,
-    monitor_rates,
-    resolve_settings,
-    shown_path,
-)
+from galley_cli.bringup import Given, build_host, stack_settings
+from galley_cli.errors import UsageError
+from galley_cli.overrides import PRECEDENCE_HELP, Resolved, shown_path
 from galley_cli.report import TopicLog, top_down_axes
 from galley_core.episode import sample_episode
 from galley_core.scene import Scene
 from galley_core.tasks.grammar import InvalidPlanError, parse_plan, validate_plan
 from galley_core.tasks.metrics import exact_match, motion_metrics
 from galley_core.tasks.suite import plan_for_instruction
-from galley_nodes.registry import load_node_class
+from galley_nodes import stack
 from galley_runtime import messages
-from galley_runtime.config_files import default_params_files, find_map, find_scene
+from galley_runtime.config_files import find_map, find_scene
 from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.msg_constants import ACTION_FAILED, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
 from galley_runtime.qos import QoS
@@ -95,107 +89,34 @@ def run_settings(
 
     The command owns the episode (``--scene``, ``--seed``), the recorder's output (``--out``), a
     policy's run and judging (``--policy``) and, where it needs them (``cameras``: ``--video``, a
-    policy, ``galley collect``), the cameras; a ``--params`` file's value wins over the scene's map, the
-    controller reading TF and the cameras being off. Without cameras, the monitor does not watch the
-    camera topics' rates (nothing publishes them). ``episode_from`` says where the scene and seed
-    come from in the notes (default: ``--scene`` and ``--seed``).
+    policy, ``galley collect``), the cameras; a ``--params`` file's value wins over the scene's map,
+    the oracle's step judging and the cameras being off. Without cameras, the monitor does not watch
+    the camera topics' rates (nothing publishes them). ``episode_from`` says where the scene and seed
+    come from in the notes (default: ``--scene`` and ``--seed``). The parameters are the stack's
+    (galley_nodes.stack) for the mode.
     """
-    own, derive = partial(Setting, owned=True), Setting
     scene_from = episode_from or f"--scene ({scene_name})"
-    settings = [
-        own("sim", "scene", scene_name, scene_from),
-        own("sim", "seed", seed, episode_from or f"--seed ({seed})"),
-        (own if cameras else derive)(
-            "sim",
-            "cameras_enabled",
-            cameras,
-            "this run's need of the cameras (--video, --policy)" if cameras else "--video being off",
+    bag = f"--out (this run's bag is {out_dir / 'bag'})" if out_dir is not None else ""
+    need = "this run's need of the cameras (--video, --policy)" if cameras else "--video being off"
+    given = {
+        "scene": Given(scene_name, scene_from),
+        "seed": Given(seed, episode_from or f"--seed ({seed})"),
+        "cameras": Given(cameras, need, owned=cameras),
+        "map": Given(str(find_map(scene_name)), f"the scene's map {shown_path(find_map(scene_name))}", False),
+        "output_dir": Given(str(out_dir), bag),
+        "bag_name": Given("bag", bag),
+        "policy": Given(str(policy), f"--policy ({policy})"),
+        "task_executor.completion": Given(None, "--policy (a policy's steps are judged on ground truth)")
+        if policy is not None
+        else Given(None, "the oracle nodes' status (completion: status)", owned=False),
+        "monitor.rate_topics": Given(
+            None, "the cameras being off (nothing publishes the camera topics; --video turns them on)"
         ),
-        derive(
-            "map_server",
-            "yaml_filename",
-            str(find_map(scene_name)),
-            f"the scene's map {shown_path(find_map(scene_name))}",
-        ),
-        own("monitor", "scene", scene_name, scene_from),
-        own("task_planner", "scene", scene_name, scene_from),
-        own("task_executor", "scene", scene_name, scene_from),
-    ]
-    if out_dir is not None:
-        settings += [
-            own("recorder", "output_dir", str(out_dir), f"--out (this run's bag is {out_dir / 'bag'})"),
-            own("recorder", "bag_name", "bag", f"--out (this run's bag is {out_dir / 'bag'})"),
-        ]
-    if policy is None:
-        settings += [
-            derive("diff_drive_controller", "use_tf", True, "reading the base pose from TF (use_tf: true)"),
-            own("arm_controller", "scene", scene_name, scene_from),
-        ]
-    else:
-        settings += [
-            own("diffusion_policy", "run", str(policy), f"--policy ({policy})"),
-            own(
-                "task_executor",
-                "completion",
-                "criteria",
-                "--policy (a policy's steps are judged on ground truth)",
-            ),
-        ]
-    resolved = resolve_settings(settings, params)
-    if not resolved.values["sim", "cameras_enabled"]:
-        topics, rates = monitor_rates(
-            [*default_params_files(), *params], lambda t: not t.startswith("/camera/")
-        )
-        why = "the cameras being off (nothing publishes the camera topics; --video turns them on)"
-        resolved.add(
-            resolve_settings(
-                [own("monitor", "rate_topics", topics, why), own("monitor", "rate_min_hz", rates, why)],
-                params,
-            )
-        )
-    return resolved
-
-
-def build_host(
-    settings: Resolved,
-    *,
-    out_dir: Path | None,
-    params: list[Path],
-    policy: Path | None = None,
-    planner: bool = True,
-) -> EmbeddedHost:
-    """Every node of the stack in one embedded host; the recorder first, so that it stops last.
-
-    ``settings`` (:func:`run_settings`) are the parameters the command gives the nodes on top of
-    config/galley.yaml and ``params``.
-
-    Without ``planner`` (the plan is given) the graph has no ``task_planner``: its backend would
-    start (and import torch) for nothing.
-
-    With ``policy`` (a training run), the ``diffusion_policy`` node drives base and arm instead of
-    the oracle (global planner, controller, arm controller) and the executor judges steps on ground
-    truth as they go (``completion: criteria``).
-    """
-    host = EmbeddedHost([*default_params_files(), *params])
-
-    def add(name: str) -> None:
-        host.add_node(load_node_class(name), parameters=settings.parameters.get(name, {}))
-
-    if out_dir is not None:
-        add("recorder")
-    add("sim")
-    add("map_server")
-    if policy is None:
-        add("global_planner")
-        add("diff_drive_controller")
-        add("arm_controller")
-    else:
-        add("diffusion_policy")
-    add("monitor")
-    if planner:
-        add("task_planner")
-    add("task_executor")
-    return host
+    }
+    mode = stack.Mode(
+        driver="oracle" if policy is None else "policy", cameras=cameras, record=out_dir is not None
+    )
+    return stack_settings(mode, given, params)
 
 
 def run_episode(
@@ -244,8 +165,10 @@ def run_episode(
     if progress:
         for note in settings.notes:
             print(note, flush=True)
-    host = build_host(settings, out_dir=out_dir, params=params or [], policy=policy, planner=plan is None)
-    sim = host.node("sim").sim  # type: ignore[attr-defined]
+    mode = stack.Mode(
+        driver="oracle" if policy is None else "policy", record=out_dir is not None, planner=plan is None
+    )
+    host = build_host(mode, settings, params or [])
     log = TopicLog(host, video=video, top_down=out_dir is not None)  # the picture is drawn only there
     results: list[Any] = []
     planned: list[Any] = []
@@ -260,7 +183,7 @@ def run_episode(
         probe.create_subscription(
             "/episode/events", "galley_msgs/msg/EpisodeEvent", _printer(planned), QoS(depth=100)
         )
-    starts = {n: t.translation.copy() for n, t in sim.object_poses().items()}
+    objects = _object_positions(probe) if out_dir is not None else {}  # for the picture
     host.run_for(0.5)
     wall = time.perf_counter()
     if plan is not None:
@@ -272,7 +195,6 @@ def run_episode(
     limit = host.node("task_executor").config.step_time_limit_s  # type: ignore[attr-defined]
     host.run_until(lambda: bool(results), len(plan) * limit + _TIME_MARGIN_S)
     wall_s = time.perf_counter() - wall
-    ends = {n: t.translation.copy() for n, t in sim.object_poses().items()}
     host.shutdown()
     summary = _summary(
         instruction,
@@ -288,7 +210,7 @@ def run_episode(
     if out_dir is not None:
         (out_dir / "episode.json").write_text(json.dumps(summary, indent=2) + "\n")
         if topdown == "always" or not summary["success"]:
-            _plot(log, scene, summary, starts=starts, ends=ends, path=out_dir / "topdown.png")
+            _plot(log, scene, summary, objects=objects, path=out_dir / "topdown.png")
         if video:
             _write_video(log.frames, out_dir / "video.mp4")
     return summary
@@ -307,6 +229,21 @@ def _plan_with_planner(
         reason = status[-1].reason if status else "no answer"
         raise EpisodeError(f"the task planner made no plan: {reason}")
     return [str(s) for s in planned[-1].steps]
+
+
+def _object_positions(probe: Any) -> dict[str, list[np.ndarray[Any, Any]]]:
+    """Each object's first and latest position (x, y, z) in the map, from the simulator's /tf."""
+    seen: dict[str, list[np.ndarray[Any, Any]]] = {}
+
+    def take(msg: Any) -> None:
+        for t in msg.transforms:
+            if t.child_frame_id.startswith("object/"):
+                v = t.transform.translation
+                xyz = np.array([v.x, v.y, v.z])
+                seen.setdefault(t.child_frame_id.removeprefix("object/"), [xyz, xyz])[1] = xyz
+
+    probe.create_subscription("/tf", "tf2_msgs/msg/TFMessage", take, QoS(depth=100))
+    return seen
 
 
 def _printer(planned: list[Any]) -> Any:
@@ -375,11 +312,10 @@ def _plot(
     scene: Scene,
     summary: dict[str, Any],
     *,
-    starts: dict[str, np.ndarray[Any, Any]],
-    ends: dict[str, np.ndarray[Any, Any]],
+    objects: dict[str, list[np.ndarray[Any, Any]]],
     path: Path,
 ) -> None:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415, RUF100 (deferred: matplotlib)
 
     if log.top_down is None:
         return
@@ -389,9 +325,9 @@ def _plot(
     if log.trajectory:
         traj = np.array(log.trajectory)
         ax.plot(traj[:, 0], traj[:, 1], "-", color="black", lw=1.6, label="executed (ground truth)")
-    moved = [n for n in starts if np.linalg.norm(ends[n][:2] - starts[n][:2]) > 0.02]
+    moved = [n for n, (start, end) in objects.items() if np.linalg.norm(end[:2] - start[:2]) > 0.02]
     for name in moved:
-        (x0, y0), (x1, y1) = starts[name][:2], ends[name][:2]
+        (x0, y0), (x1, y1) = objects[name][0][:2], objects[name][1][:2]
         ax.annotate(
             "", xy=(x1, y1), xytext=(x0, y0), arrowprops={"arrowstyle": "->", "color": "orange", "lw": 1.5}
         )
@@ -406,7 +342,7 @@ def _plot(
 
 
 def _write_video(frames: list[np.ndarray[Any, Any]], path: Path, fps: float = 10.0) -> None:
-    import cv2
+    import cv2  # noqa: PLC0415, RUF100 (optional: cv2)
 
     if not frames:
         return
@@ -418,8 +354,6 @@ def _write_video(frames: list[np.ndarray[Any, Any]], path: Path, fps: float = 10
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_cli.errors import UsageError
-
     out = args.out or Path("runs") / time.strftime("run_%Y%m%d_%H%M%S")
     print(f"galley run: {args.instruction!r}, episode seed {args.seed}; report in {out}/")
     try:

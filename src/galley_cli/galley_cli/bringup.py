@@ -1,0 +1,81 @@
+"""The stack (galley_nodes.stack) in the embedded host: the settings a command gives, and the host.
+
+A command says which :class:`~galley_nodes.stack.Mode` it runs and gives the stack's inputs, each
+with where it comes from and whether the command owns it (module ``overrides``); the parameters,
+the notes and the nodes follow from the stack description, as they do in the launch files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from galley_cli.overrides import Resolved, Setting, monitor_rates, resolve_settings
+from galley_nodes import stack
+from galley_nodes.registry import load_node_class
+from galley_runtime.config_files import default_params_files
+from galley_runtime.embedded import EmbeddedHost
+
+__all__ = ["Given", "build_host", "stack_settings"]
+
+
+@dataclass(frozen=True)
+class Given:
+    """A value a command gives a stack input (or a parameter), and why, for the notes.
+
+    Attributes:
+        value: the value (ignored where the stack fixes it: a constant or a choice of the mode).
+        why: where the value comes from, e.g. ``"--seed (0)"``.
+        owned: the command must use it; a ``--params`` file's different value is replaced.
+    """
+
+    value: Any
+    why: str
+    owned: bool = True
+
+
+def stack_settings(mode: stack.Mode, given: Mapping[str, Given], params: Sequence[Path]) -> Resolved:
+    """The parameters of ``mode``'s nodes on top of the params files, with the precedence notes.
+
+    ``given`` holds the inputs by name (``scene``, ``seed``...) and, by ``node.name``, the reasons
+    of the stack's fixed values the command sets (``task_executor.completion``). Inputs not given
+    are left to the params files. The monitor's rates follow the cameras in effect: a ``--params``
+    file's ``sim.cameras_enabled`` may win over the command's.
+    """
+    inputs = {name: g.value for name, g in given.items()}
+    chosen = stack.parameters(mode, inputs, host="embedded")
+
+    def setting(p: stack.Param, value: Any) -> Setting:
+        reason = given[p.value.name if isinstance(p.value, stack.Input) else f"{p.node}.{p.name}"]
+        return Setting(p.node, p.name, value, reason.why, owned=reason.owned)
+
+    resolved = resolve_settings(
+        [setting(p, v) for p, v in chosen if not isinstance(v, stack.RatesWithout)], params
+    )
+    cameras = resolved.values.get(("sim", "cameras_enabled"), mode.cameras)
+    in_effect = dataclasses.replace(mode, cameras=bool(cameras))
+    for p, v in stack.parameters(in_effect, inputs, host="embedded"):
+        if isinstance(v, stack.RatesWithout):
+            topics, rates = monitor_rates([*default_params_files(), *params], _not_under(v.prefix))
+            why = given[f"{p.node}.{p.name}"]
+            rated = [setting(p, topics), Setting(p.node, "rate_min_hz", rates, why.why, owned=why.owned)]
+            resolved.add(resolve_settings(rated, params))
+    return resolved
+
+
+def _not_under(prefix: str) -> Callable[[str], bool]:
+    return lambda topic: not topic.startswith(prefix)
+
+
+def build_host(mode: stack.Mode, settings: Resolved, params: Sequence[Path]) -> EmbeddedHost:
+    """The nodes of ``mode`` in one embedded host, in the stack's order (the recorder first).
+
+    ``settings`` (:func:`stack_settings`) go on top of config/galley.yaml and ``params``.
+    """
+    host = EmbeddedHost([*default_params_files(), *params])
+    for name in stack.nodes(mode):
+        host.add_node(load_node_class(name), parameters=settings.parameters.get(name, {}))
+    return host

@@ -1,0 +1,302 @@
+"""The stack as data: which nodes run in which mode, and the parameters each mode gives them.
+
+Every bring-up is made from this one description: ``galley run`` / ``eval`` / ``collect`` and
+``galley demo`` (embedded host, galley_cli.bringup), launch/kitchen_sim.launch.py,
+launch/kitchen_isaac.launch.py and launch/demo.launch.py (ROS 2), and ``galley topics``. What a
+bring-up varies on is a :class:`Mode`; what it gives at start (the scene, the seed, a policy's
+run...) are its inputs, named as the launch arguments name them. A parameter whose input a
+bring-up does not give is left to the params files (config/galley.yaml and the user's).
+
+Pure data and small functions: importing this module imports no node, no rclpy and no launch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "CAMERA_TOPICS",
+    "GRAPHS",
+    "NODES",
+    "PARAMS",
+    "SIMULATOR_STAND_IN",
+    "UNPRODUCED",
+    "Choice",
+    "Input",
+    "Mode",
+    "Param",
+    "RatesWithout",
+    "StackNode",
+    "Unproduced",
+    "flags",
+    "launch_parameters",
+    "modes",
+    "nodes",
+    "open_nodes",
+    "parameters",
+    "unproduced",
+]
+
+#: The graphs: the kitchen (every node of the task), galley demo's tour of the zones (simulator and
+#: navigation) and demo.launch.py's square (a unicycle driven in a square, no simulator).
+GRAPHS = ("kitchen", "tour", "square")
+
+
+@dataclass(frozen=True)
+class Mode:
+    """What a bring-up varies on; the defaults are kitchen_sim.launch.py's."""
+
+    graph: Literal["kitchen", "tour", "square"] = "kitchen"  # which graph (GRAPHS)
+    simulator: Literal["mujoco", "isaac"] = "mujoco"  # isaac: Isaac Sim's bridge graphs stand in for sim
+    driver: Literal["oracle", "policy"] = "oracle"  # policy: diffusion_policy instead of the oracle nodes
+    cameras: bool = True  # the simulator renders the base and wrist cameras
+    planner: bool = True  # the task planner runs (false: the plan is given, galley run --plan)
+    record: bool = False  # the recorder writes a rosbag2 of every topic
+    markers: bool = False  # scene_markers draws the scene for rviz2 (the ROS 2 bring-ups)
+
+    def __post_init__(self) -> None:
+        choices = {"graph": GRAPHS, "simulator": ("mujoco", "isaac"), "driver": ("oracle", "policy")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"Mode.{name} = {getattr(self, name)!r}: one of {', '.join(allowed)}")
+        if self.driver == "policy" and not self.cameras:
+            raise ValueError("a policy sees through the cameras: Mode(driver='policy') needs cameras=True")
+
+
+def flags(mode: Mode) -> dict[str, bool]:
+    """The yes/no questions a node or parameter's ``when`` names, answered for ``mode``."""
+    return {
+        "mujoco": mode.simulator == "mujoco",
+        "oracle": mode.driver == "oracle",
+        "policy": mode.driver == "policy",
+        "cameras": mode.cameras,
+        "cameras_off": not mode.cameras,
+        "planner": mode.planner,
+        "record": mode.record,
+        "markers": mode.markers,
+    }
+
+
+@dataclass(frozen=True)
+class StackNode:
+    """A node of the stack: its registry name (galley_nodes.registry), graphs, and when it runs."""
+
+    name: str  # registry name, also the ROS node and executable name
+    graphs: tuple[str, ...]  # the graphs it belongs to
+    when: str = ""  # a flag (see flags) that must hold; empty: always
+
+
+@dataclass(frozen=True)
+class Input:
+    """A value the bring-up gives at start, by its launch argument's name (e.g. ``scene``)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One value where ``flag`` holds, another where it does not."""
+
+    flag: str
+    yes: Any
+    no: Any
+
+
+@dataclass(frozen=True)
+class RatesWithout:
+    """The monitor's ``rate_topics`` / ``rate_min_hz`` in effect, less the topics under ``prefix``."""
+
+    prefix: str
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter a mode gives a node on top of the params files."""
+
+    node: str  # registry name
+    name: str  # the node's Config field
+    value: Any  # a constant, an Input, a Choice or a RatesWithout
+    when: str = ""  # a flag that must hold; empty: always
+    host: Literal["", "ros2", "embedded"] = ""  # only under this host; empty: both
+
+
+KITCHEN = ("kitchen",)
+DRIVEN = ("kitchen", "tour")  # graphs with the simulator and the map
+
+#: The nodes in the order the embedded host adds them: the recorder first, so that it stops last.
+NODES: tuple[StackNode, ...] = (
+    StackNode("recorder", KITCHEN, when="record"),
+    StackNode("sim", DRIVEN, when="mujoco"),
+    StackNode("scene_markers", KITCHEN, when="markers"),
+    StackNode("map_server", DRIVEN),
+    StackNode("global_planner", DRIVEN, when="oracle"),
+    StackNode("diff_drive_controller", DRIVEN, when="oracle"),
+    StackNode("arm_controller", KITCHEN, when="oracle"),
+    StackNode("diffusion_policy", KITCHEN, when="policy"),
+    StackNode("monitor", KITCHEN),
+    StackNode("task_planner", KITCHEN, when="planner"),
+    StackNode("task_executor", KITCHEN),
+    StackNode("unicycle_base", ("square",)),
+    StackNode("square_driver", ("square",)),
+    StackNode("trajectory_logger", ("square",)),
+)
+
+#: Topics the simulator publishes only with its cameras on (the top-down image is always there).
+CAMERA_TOPICS = (
+    "/camera/base/image_raw",
+    "/camera/base/depth/image_raw",
+    "/camera/base/camera_info",
+    "/camera/wrist/image_raw",
+    "/camera/wrist/camera_info",
+)
+
+#: Parameters per mode, in the order galley run resolves (and notes) them. The controller's use_tf
+#: is not here: config/galley.yaml sets it (true: the simulators publish map -> base_link on /tf).
+PARAMS: tuple[Param, ...] = (
+    Param("sim", "scene", Input("scene")),
+    Param("sim", "seed", Input("seed")),
+    Param("sim", "cameras_enabled", Input("cameras")),
+    Param("map_server", "yaml_filename", Input("map")),
+    Param("monitor", "scene", Input("scene")),
+    Param("task_planner", "scene", Input("scene")),
+    Param("task_executor", "scene", Input("scene")),
+    Param("recorder", "output_dir", Input("output_dir")),
+    Param("recorder", "bag_name", Input("bag_name")),
+    Param("arm_controller", "scene", Input("scene")),
+    Param("diffusion_policy", "run", Input("policy")),
+    # a policy's steps are judged on ground truth as they go; the oracle nodes report their status
+    Param("task_executor", "completion", Choice("policy", "criteria", "status")),
+    Param("scene_markers", "scene", Input("scene")),
+    Param("task_planner", "backend", Input("planner")),
+    # ROS 2 only: the simulator owns time there (wall clock, publishes /clock); every other node
+    # runs on /clock. The embedded host publishes its own clock.
+    Param("sim", "use_sim_time", False, host="ros2"),
+    Param("sim", "publish_clock", True, host="ros2"),
+    Param("sim", "real_time_factor", Input("real_time_factor"), host="ros2"),
+    # Nothing publishes the camera topics without cameras: the monitor does not watch their rates.
+    # Embedded only, where the params files are resolved before start; under ROS 2 give
+    # cameras:=false a params_file whose monitor.rate_topics leaves them out.
+    Param("monitor", "rate_topics", RatesWithout("/camera/"), when="cameras_off", host="embedded"),
+)
+
+
+@dataclass(frozen=True)
+class Unproduced:
+    """A topic a node of the stack consumes that no node of the stack produces (in some modes)."""
+
+    topic: str
+    why: str  # who gives it instead, or why nothing needs to
+    when: str = ""  # only where this flag holds; empty: always
+    graph: str = ""  # only in this graph; empty: every graph
+
+
+#: The topics consumed without a producer in the stack, each with its reason (test_stack checks
+#: that every other consumed topic has a producer in every mode).
+UNPRODUCED: tuple[Unproduced, ...] = (
+    Unproduced("/task/instruction", "the user: ros2 topic pub, galley run"),
+    Unproduced(
+        "/goal_pose", "rviz2's 2D Goal Pose, galley demo (the task executor in the kitchen)", graph="tour"
+    ),
+    *(
+        Unproduced(
+            topic, "the oracle nodes' status; a policy's steps are judged on ground truth", when="policy"
+        )
+        for topic in ("/navigation/status", "/planner/status", "/arm/status")
+    ),
+    Unproduced("/arm/joint_command", "nothing drives the arm in the tour", graph="tour"),
+    Unproduced("/sim/teleport", "the task executor's teleport_on_failure, absent in the tour", graph="tour"),
+)
+
+
+def unproduced(mode: Mode) -> dict[str, str]:
+    """Topic -> why, of :data:`UNPRODUCED` in ``mode``."""
+    return {u.topic: u.why for u in UNPRODUCED if _applies(u.when, mode) and u.graph in ("", mode.graph)}
+
+
+#: Under Isaac Sim (Mode.simulator "isaac") its bridge graphs publish and subscribe the sim node's
+#: topics (galley_isaac.contract lists the few MuJoCo-only ones).
+SIMULATOR_STAND_IN = "isaac_sim"
+
+
+def _applies(when: str, mode: Mode) -> bool:
+    return not when or flags(mode)[when]
+
+
+def nodes(mode: Mode) -> list[str]:
+    """The registry names of the nodes that run in ``mode``, in the order to add them."""
+    return [n.name for n in NODES if mode.graph in n.graphs and _applies(n.when, mode)]
+
+
+def open_nodes(graph: str, fixed: Mapping[str, bool]) -> list[tuple[str, str]]:
+    """For a launch file: (node, flag its launch condition decides, or "") of ``graph``.
+
+    ``fixed`` answers the flags the launch file settles itself (e.g. ``{"mujoco": True}``); a node
+    whose flag is fixed false is left out, one whose flag is fixed true runs unconditionally.
+    """
+    out = []
+    for n in NODES:
+        if graph not in n.graphs or (n.when in fixed and not fixed[n.when]):
+            continue
+        out.append((n.name, "" if n.when in fixed or not n.when else n.when))
+    return out
+
+
+def parameters(
+    mode: Mode, given: Mapping[str, Any], *, host: Literal["ros2", "embedded"]
+) -> list[tuple[Param, Any]]:
+    """(parameter, value) of the running nodes in ``mode``, with the inputs ``given``.
+
+    A parameter whose input is not given is left out (the params files decide); a
+    :class:`RatesWithout` is returned as it is, for the host to resolve against the params files.
+    """
+    running = set(nodes(mode))
+    out = []
+    for p in PARAMS:
+        if p.node not in running or p.host not in ("", host) or not _applies(p.when, mode):
+            continue
+        value = p.value
+        if isinstance(value, Input):
+            if value.name not in given:
+                continue
+            value = given[value.name]
+        elif isinstance(value, Choice):
+            value = value.yes if flags(mode)[value.flag] else value.no
+        out.append((p, value))
+    return out
+
+
+def launch_parameters(node: str, given: Mapping[str, Any], fixed: Mapping[str, bool]) -> dict[str, Any]:
+    """For a launch file: the ROS 2 parameters of ``node``, with the inputs ``given`` (launch arguments).
+
+    ``fixed`` answers the flags the launch file settles itself; a :class:`Choice` on a flag it
+    leaves open stays a Choice, for the launch file to decide with a substitution.
+    """
+    out: dict[str, Any] = {}
+    for p in PARAMS:
+        if p.node != node or p.host == "embedded" or (p.when and not fixed.get(p.when, False)):
+            continue
+        value = p.value
+        if isinstance(value, Input):
+            if value.name not in given:
+                continue
+            value = given[value.name]
+        elif isinstance(value, Choice) and value.flag in fixed:
+            value = value.yes if fixed[value.flag] else value.no
+        out[p.name] = value
+    return out
+
+
+def modes(graph: str = "kitchen") -> list[Mode]:
+    """Every mode of ``graph`` a bring-up can choose (for tests and ``galley topics``)."""
+    if graph != "kitchen":
+        return [Mode(graph=graph)]  # type: ignore[arg-type]
+    out = []
+    for simulator in ("mujoco", "isaac"):
+        for driver in ("oracle", "policy"):
+            for cameras in (True, False):
+                if driver == "policy" and not cameras:
+                    continue  # a policy sees through the cameras
+                out.append(Mode(simulator=simulator, driver=driver, cameras=cameras, record=True))
+    return out

@@ -1,0 +1,154 @@
+"""The stack description (galley_nodes/stack.py) against the nodes' declarations and every bring-up.
+
+Every topic a node consumes has a producer in every mode, but for the exceptions the stack lists;
+the launch files (run against stand-ins of the launch API, test/support/fake_launch.py) and the
+embedded build of ``galley run`` start the stack's nodes with the stack's parameters, per mode.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from galley_cli import bringup
+from galley_cli.run import run_settings
+from galley_cli.topics import topic_table
+from galley_nodes import stack
+from galley_nodes.registry import NODES
+
+REPO = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("fake_launch", REPO / "test" / "support" / "fake_launch.py")
+fake_launch = importlib.util.module_from_spec(_spec)
+sys.modules["fake_launch"] = fake_launch
+_spec.loader.exec_module(fake_launch)
+
+ALL_MODES = [m for g in stack.GRAPHS for m in stack.modes(g)]
+
+
+def test_the_stack_names_registered_nodes_and_their_parameters():
+    assert {n.name for n in stack.NODES} <= set(NODES)
+    assert {p.node for p in stack.PARAMS} <= {n.name for n in stack.NODES}
+    flags = set(stack.flags(stack.Mode()))
+    assert {n.when for n in stack.NODES if n.when} <= flags
+    assert {p.when for p in stack.PARAMS if p.when} <= flags
+
+
+def test_the_stack_imports_neither_rclpy_nor_launch_nor_a_node():
+    code = (
+        "import sys, galley_nodes.stack; "
+        "heavy = ('rclpy', 'launch', 'launch_ros', 'mujoco', 'torch', 'galley_runtime'); "
+        "print([m for m in sys.modules if m.split('.')[0] in heavy or m.startswith('galley_nodes.nodes')])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("mode", ALL_MODES, ids=repr)
+def test_every_consumed_topic_has_a_producer_but_the_listed_outside_inputs(mode):
+    rows = topic_table(mode)
+    unproduced = {r.topic for r in rows if r.consumers and not r.producers}
+    assert unproduced == {t for t in stack.unproduced(mode) if any(r.topic == t for r in rows)}
+    for row in rows:
+        if row.topic in stack.unproduced(mode):
+            assert not row.producers, f"{row.topic} is listed as unproduced but {row.producers} publish it"
+
+
+def test_every_listed_outside_input_is_consumed_without_a_producer_in_some_mode():
+    for entry in stack.UNPRODUCED:
+        assert any(
+            entry.topic in stack.unproduced(m)
+            and any(r.topic == entry.topic and r.consumers for r in topic_table(m))
+            for m in ALL_MODES
+        ), f"{entry.topic}: no mode consumes it without a producer; drop it from UNPRODUCED"
+
+
+def _launch_expected(mode: stack.Mode, args: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """What the stack says a launch file starts: node -> parameters (use_sim_time included)."""
+    params = stack.parameters(mode, args, host="ros2")
+    return {
+        n: {"use_sim_time": args["use_sim_time"], **{p.name: v for p, v in params if p.node == n}}
+        for n in stack.nodes(mode)
+    }
+
+
+def _args(description: Any, given: dict[str, str]) -> dict[str, str]:
+    return {n: a.default_value for n, a in fake_launch.arguments(description).items()} | given
+
+
+@pytest.mark.parametrize("driver", ["oracle", "policy"])
+@pytest.mark.parametrize("record", [False, True])
+def test_kitchen_sim_launch_starts_the_stack_of_each_mode(driver, record):
+    description = fake_launch.load(REPO / "launch" / "kitchen_sim.launch.py")
+    given = {"policy": "runs/p" if driver == "policy" else "", "record": str(record).lower(), "seed": "4"}
+    args = _args(description, given)
+    mode = stack.Mode(driver=driver, record=record, markers=True)
+    assert fake_launch.started(description, given) == _launch_expected(mode, args)
+
+
+@pytest.mark.parametrize("record", [False, True])
+def test_kitchen_isaac_launch_starts_the_stack_under_isaac_sim(record):
+    description = fake_launch.load(REPO / "launch" / "kitchen_isaac.launch.py")
+    given = {"record": str(record).lower()}
+    mode = stack.Mode(simulator="isaac", record=record, markers=True)
+    assert fake_launch.started(description, given) == _launch_expected(mode, _args(description, given))
+
+
+def test_demo_launch_starts_the_square_graph():
+    description = fake_launch.load(REPO / "launch" / "demo.launch.py")
+    assert list(fake_launch.started(description)) == stack.nodes(stack.Mode(graph="square"))
+
+
+class _RecordingHost:
+    """Stands in for EmbeddedHost in build_host: records the nodes and parameters it is given."""
+
+    def __init__(self, params_files: Any) -> None:
+        self.added: dict[str, dict[str, Any]] = {}
+
+    def add_node(self, cls: type, *, parameters: dict[str, Any]) -> None:
+        self.added[cls.name] = dict(parameters)
+
+
+@pytest.mark.parametrize(("driver", "cameras"), [("oracle", True), ("oracle", False), ("policy", True)])
+def test_the_embedded_build_and_the_launch_file_agree_per_mode(monkeypatch, tmp_path, driver, cameras):
+    monkeypatch.setattr(bringup, "EmbeddedHost", _RecordingHost)
+    policy = tmp_path / "run" if driver == "policy" else None
+    settings = run_settings("kitchen", 4, out_dir=tmp_path, cameras=cameras, params=[], policy=policy)
+    mode = stack.Mode(driver=driver, cameras=cameras, record=True)
+    embedded = bringup.build_host(mode, settings, []).added
+    assert list(embedded) == stack.nodes(mode)
+
+    description = fake_launch.load(REPO / "launch" / "kitchen_sim.launch.py")
+    given = {
+        "policy": str(policy or ""),
+        "record": "true",
+        "seed": "4",
+        "cameras": str(cameras).lower(),
+        "map": str(REPO / "maps" / "kitchen.yaml"),
+    }
+    launched = fake_launch.started(description, given)
+    markers = dataclasses.replace(mode, markers=True)
+    assert set(launched) - set(embedded) == set(stack.nodes(markers)) - set(stack.nodes(mode))
+
+    # Parameters both hosts set from the same inputs have the same values (launch: as strings).
+    launch_inputs = set(fake_launch.arguments(description))
+    embedded_inputs = {"scene", "seed", "cameras", "map", "policy", "output_dir", "bag_name"}
+    shared = [
+        p
+        for p in stack.PARAMS
+        if p.host == ""
+        and (not isinstance(p.value, stack.Input) or p.value.name in launch_inputs & embedded_inputs)
+    ]
+    for p in shared:
+        if p.node in embedded:
+            assert str(embedded[p.node][p.name]).lower() == str(launched[p.node][p.name]).lower(), p
+    # What only one host sets is in the stack as such.
+    for node, params in embedded.items():
+        for name in params:
+            entry = next(p for p in stack.PARAMS if (p.node, p.name) in ((node, name), (node, "rate_topics")))
+            assert entry in shared or entry.host == "embedded" or entry.value.name not in launch_inputs
