@@ -138,7 +138,7 @@ def run_tour(
 
 
 def _plot(recorder: TopicLog, scene: Any, summary: dict[str, Any], path: Path) -> None:
-    import matplotlib.pyplot as plt  # noqa: PLC0415, RUF100 (deferred: matplotlib)
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (deferred: matplotlib)
 
     fig, ax = top_down_axes(recorder.top_down, scene)
     for i, plan in enumerate(recorder.plans):

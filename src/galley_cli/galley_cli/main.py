@@ -11,7 +11,25 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from galley_cli import ArgumentParser
+from galley_cli import (
+    ArgumentParser,
+    bag,
+    collect,
+    demo,
+    doctor,
+    eval,
+    eval_planner,
+    export_lerobot,
+    map,
+    nodes,
+    plan,
+    replay,
+    run,
+    suite,
+    topics,
+    train,
+    train_planner,
+)
 from galley_cli.errors import UsageError
 from galley_core.config import ConfigError
 from galley_core.navigation.grid import MapFileError
@@ -37,24 +55,6 @@ USER_ERRORS: tuple[type[Exception], ...] = (
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from galley_cli import (
-        bag,
-        collect,
-        demo,
-        doctor,
-        eval,
-        eval_planner,
-        export_lerobot,
-        map,
-        nodes,
-        plan,
-        replay,
-        run,
-        suite,
-        topics,
-        train,
-        train_planner,
-    )
 
     parser = ArgumentParser(prog="galley", description="galley: language-guided kitchen mobile manipulation")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")

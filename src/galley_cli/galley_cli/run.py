@@ -315,7 +315,7 @@ def _plot(
     objects: dict[str, list[np.ndarray[Any, Any]]],
     path: Path,
 ) -> None:
-    import matplotlib.pyplot as plt  # noqa: PLC0415, RUF100 (deferred: matplotlib)
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (deferred: matplotlib)
 
     if log.top_down is None:
         return
@@ -342,7 +342,7 @@ def _plot(
 
 
 def _write_video(frames: list[np.ndarray[Any, Any]], path: Path, fps: float = 10.0) -> None:
-    import cv2  # noqa: PLC0415, RUF100 (optional: cv2)
+    import cv2  # noqa: PLC0415 (optional: cv2)
 
     if not frames:
         return
