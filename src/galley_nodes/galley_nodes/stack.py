@@ -243,6 +243,22 @@ def open_nodes(graph: str, fixed: Mapping[str, bool]) -> list[tuple[str, str]]:
     return out
 
 
+_NOT_GIVEN = object()
+
+
+def _resolve(value: Any, given: Mapping[str, Any], known: Mapping[str, bool]) -> Any:
+    """A parameter's value with the inputs ``given`` and the flags ``known``.
+
+    An :class:`Input` comes from ``given`` (``_NOT_GIVEN`` when it is not there); a :class:`Choice`
+    is decided by its flag where ``known`` answers it, and stays a Choice otherwise.
+    """
+    if isinstance(value, Input):
+        return given.get(value.name, _NOT_GIVEN)
+    if isinstance(value, Choice) and value.flag in known:
+        return value.yes if known[value.flag] else value.no
+    return value
+
+
 def parameters(
     mode: Mode, given: Mapping[str, Any], *, host: Literal["ros2", "embedded"]
 ) -> list[tuple[Param, Any]]:
@@ -256,14 +272,9 @@ def parameters(
     for p in PARAMS:
         if p.node not in running or p.host not in ("", host) or not _applies(p.when, mode):
             continue
-        value = p.value
-        if isinstance(value, Input):
-            if value.name not in given:
-                continue
-            value = given[value.name]
-        elif isinstance(value, Choice):
-            value = value.yes if flags(mode)[value.flag] else value.no
-        out.append((p, value))
+        value = _resolve(p.value, given, flags(mode))
+        if value is not _NOT_GIVEN:
+            out.append((p, value))
     return out
 
 
@@ -277,14 +288,9 @@ def launch_parameters(node: str, given: Mapping[str, Any], fixed: Mapping[str, b
     for p in PARAMS:
         if p.node != node or p.host == "embedded" or (p.when and not fixed.get(p.when, False)):
             continue
-        value = p.value
-        if isinstance(value, Input):
-            if value.name not in given:
-                continue
-            value = given[value.name]
-        elif isinstance(value, Choice) and value.flag in fixed:
-            value = value.yes if fixed[value.flag] else value.no
-        out[p.name] = value
+        value = _resolve(p.value, given, fixed)
+        if value is not _NOT_GIVEN:
+            out[p.name] = value
     return out
 
 
