@@ -13,6 +13,11 @@ executor and the recorder. The run shows progress per step and writes to ``--out
 * ``topdown.png``: the top-down image with the planned paths, the executed trajectory, and each
   object's start and end;
 * ``video.mp4`` with ``--video``: the base camera at 10 Hz.
+
+``--replan N`` lets the task executor ask the task planner up to N times for what remains after a
+failed or aborted step (the planner runs then even with ``--plan``); ``episode.json`` lists each
+replan's reason and plan under ``replans``. ``--inject knock|move`` disturbs the episode once
+(the ``failure_injector`` node; ``injected`` says what it did).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from galley_cli import add_params_option, seed_number
+from galley_cli import add_params_option, seed_number, whole_number
 from galley_cli.bringup import Given, build_host, stack_settings
 from galley_cli.errors import UsageError
 from galley_cli.overrides import PRECEDENCE_HELP, Resolved, shown_path
@@ -84,6 +89,8 @@ def run_settings(
     params: list[Path],
     policy: Path | None = None,
     episode_from: str | None = None,
+    max_replans: int | None = None,
+    inject: str = "",
 ) -> Resolved:
     """The parameters ``galley run`` gives its nodes on top of the params files (module ``overrides``).
 
@@ -113,8 +120,15 @@ def run_settings(
             None, "the cameras being off (nothing publishes the camera topics; --video turns them on)"
         ),
     }
+    if max_replans is not None:
+        given["max_replans"] = Given(max_replans, f"--replan ({max_replans})")
+    if inject:
+        given["inject"] = Given(inject, f"--inject ({inject})")
     mode = stack.Mode(
-        driver="oracle" if policy is None else "policy", cameras=cameras, record=out_dir is not None
+        driver="oracle" if policy is None else "policy",
+        cameras=cameras,
+        record=out_dir is not None,
+        inject=bool(inject),
     )
     return stack_settings(mode, given, params)
 
@@ -132,6 +146,8 @@ def run_episode(
     cameras: bool | None = None,
     policy: Path | None = None,
     topdown: Literal["always", "failed"] = "always",
+    max_replans: int | None = None,
+    inject: str = "",
 ) -> dict[str, Any]:
     """Run one episode and (with ``out_dir``) write its report; returns the episode summary.
 
@@ -139,7 +155,8 @@ def run_episode(
     ``policy``, a training run that then replaces the oracle nodes), else where a ``params`` file
     sets ``sim.cameras_enabled`` (off by default). Values of a ``params`` file that the command
     replaces, or that win over its own, are printed as notes with ``progress``
-    (:func:`run_settings`). ``topdown`` says when
+    (:func:`run_settings`). ``max_replans`` and ``inject`` are ``--replan`` and ``--inject`` (None
+    and "": the params files' ``max_replans``, no injection). ``topdown`` says when
     ``topdown.png`` is drawn: ``"always"``, or only for a ``"failed"`` episode (``galley collect``:
     the picture costs matplotlib about 0.25 s, and failures are what a person looks at).
     """
@@ -161,12 +178,17 @@ def run_episode(
         cameras=needed,
         params=params or [],
         policy=policy,
+        max_replans=max_replans,
+        inject=inject,
     )
     if progress:
         for note in settings.notes:
             print(note, flush=True)
     mode = stack.Mode(
-        driver="oracle" if policy is None else "policy", record=out_dir is not None, planner=plan is None
+        driver="oracle" if policy is None else "policy",
+        record=out_dir is not None,
+        planner=plan is None or bool(max_replans),  # a replan needs the planner
+        inject=bool(inject),
     )
     host = build_host(mode, settings, params or [])
     log = TopicLog(host, video=video, top_down=out_dir is not None)  # the picture is drawn only there
@@ -178,6 +200,12 @@ def run_episode(
     probe.create_subscription("/task/plan", "galley_msgs/msg/TaskPlan", planned.append, QoS.latched())
     probe.create_subscription(
         "/task_planner/status", "galley_msgs/msg/ActionStatus", planner_status.append, QoS.latched(10)
+    )
+    replans: list[Any] = []
+    injected: list[Any] = []
+    probe.create_subscription("/task/replan", "std_msgs/msg/String", replans.append, QoS(depth=10))
+    probe.create_subscription(
+        "/failure_injector/injected", "std_msgs/msg/String", injected.append, QoS.latched()
     )
     if progress:
         probe.create_subscription(
@@ -192,8 +220,9 @@ def run_episode(
         )
     else:
         plan = _plan_with_planner(host, probe, instruction, planned, planner_status)
-    limit = host.node("task_executor").config.step_time_limit_s  # type: ignore[attr-defined]
-    host.run_until(lambda: bool(results), len(plan) * limit + _TIME_MARGIN_S)
+    config: Any = host.node("task_executor").config
+    limit = config.step_time_limit_s * len(plan) * (1 + 2 * config.max_replans)  # a replan: a plan again
+    host.run_until(lambda: bool(results), limit + _TIME_MARGIN_S)
     wall_s = time.perf_counter() - wall
     host.shutdown()
     summary = _summary(
@@ -207,6 +236,11 @@ def run_episode(
         sim_s=host.now_s,
         wall_s=wall_s,
     )
+    summary["replans"] = [
+        {"reason": json.loads(r.data).get("failure", ""), "plan": list(p.steps) if p else None}
+        for r, p in zip(replans, [*planned[1:], *[None] * len(replans)], strict=False)
+    ]
+    summary["injected"] = json.loads(injected[-1].data) if injected else None
     if out_dir is not None:
         (out_dir / "episode.json").write_text(json.dumps(summary, indent=2) + "\n")
         if topdown == "always" or not summary["success"]:
@@ -365,6 +399,8 @@ def _run(args: argparse.Namespace) -> int:
             out_dir=out,
             video=args.video,
             params=list(args.params),
+            max_replans=args.replan,
+            inject=args.inject,
         )
     except EpisodeError as err:
         raise UsageError(str(err)) from None
@@ -374,6 +410,23 @@ def _run(args: argparse.Namespace) -> int:
         f"{summary['sim_time_s']:.0f} s simulated in {summary['wall_time_s']:.0f} s; EM {summary['em']}"
     )
     return 0 if summary["success"] else 1
+
+
+def add_replan_options(p: argparse.ArgumentParser) -> None:
+    """``--replan N`` and ``--inject knock|move`` (galley run and galley eval)."""
+    p.add_argument(
+        "--replan",
+        type=whole_number(0),
+        default=None,
+        metavar="N",
+        help="replans per episode after a failed step (default: the params files' max_replans, 0)",
+    )
+    p.add_argument(
+        "--inject",
+        choices=("knock", "move"),
+        default="",
+        help="inject one failure: knock the held object out of the gripper, or move the next object",
+    )
 
 
 def add_parser(sub: Any) -> None:
@@ -389,5 +442,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--plan", default="", help='steps separated by ";" (default: ask the task_planner node)')
     p.add_argument("--out", type=Path, default=None, help="output folder (default: runs/run_<time>)")
     p.add_argument("--video", action="store_true", help="render the base camera and write video.mp4")
+    add_replan_options(p)
     add_params_option(p)
     p.set_defaults(run=_run)
