@@ -30,10 +30,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from galley_cli import add_params_option, seed_number, whole_number
+from galley_cli import add_params_option, seed_number
 from galley_cli.bringup import Given, build_host, stack_settings
 from galley_cli.errors import UsageError
 from galley_cli.overrides import PRECEDENCE_HELP, Resolved, shown_path
+from galley_cli.replanning import ReplanLog, add_replan_options
 from galley_cli.report import TopicLog, top_down_axes
 from galley_core.episode import sample_episode
 from galley_core.scene import Scene
@@ -201,12 +202,7 @@ def run_episode(
     probe.create_subscription(
         "/task_planner/status", "galley_msgs/msg/ActionStatus", planner_status.append, QoS.latched(10)
     )
-    replans: list[Any] = []
-    injected: list[Any] = []
-    probe.create_subscription("/task/replan", "std_msgs/msg/String", replans.append, QoS(depth=10))
-    probe.create_subscription(
-        "/failure_injector/injected", "std_msgs/msg/String", injected.append, QoS.latched()
-    )
+    replans = ReplanLog(probe)
     if progress:
         probe.create_subscription(
             "/episode/events", "galley_msgs/msg/EpisodeEvent", _printer(planned), QoS(depth=100)
@@ -236,11 +232,7 @@ def run_episode(
         sim_s=host.now_s,
         wall_s=wall_s,
     )
-    summary["replans"] = [
-        {"reason": json.loads(r.data).get("failure", ""), "plan": list(p.steps) if p else None}
-        for r, p in zip(replans, [*planned[1:], *[None] * len(replans)], strict=False)
-    ]
-    summary["injected"] = json.loads(injected[-1].data) if injected else None
+    summary |= replans.summary(planned)
     if out_dir is not None:
         (out_dir / "episode.json").write_text(json.dumps(summary, indent=2) + "\n")
         if topdown == "always" or not summary["success"]:
@@ -410,23 +402,6 @@ def _run(args: argparse.Namespace) -> int:
         f"{summary['sim_time_s']:.0f} s simulated in {summary['wall_time_s']:.0f} s; EM {summary['em']}"
     )
     return 0 if summary["success"] else 1
-
-
-def add_replan_options(p: argparse.ArgumentParser) -> None:
-    """``--replan N`` and ``--inject knock|move`` (galley run and galley eval)."""
-    p.add_argument(
-        "--replan",
-        type=whole_number(0),
-        default=None,
-        metavar="N",
-        help="replans per episode after a failed step (default: the params files' max_replans, 0)",
-    )
-    p.add_argument(
-        "--inject",
-        choices=("knock", "move"),
-        default="",
-        help="inject one failure: knock the held object out of the gripper, or move the next object",
-    )
 
 
 def add_parser(sub: Any) -> None:

@@ -27,7 +27,7 @@ from galley_core.geometry import Pose2D, quaternion_from_yaw
 from galley_core.scene import Scene
 from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal, place_target
 from galley_core.tasks.grammar import Action, InvalidPlanError, Step, parse_plan, validate_plan
-from galley_core.tasks.judging import judge_step, robot_zone
+from galley_core.tasks.judging import judge_step, move_succeeded, robot_zone
 from galley_core.tasks.replanning import EpisodeReplans
 from galley_nodes.nodes.ground_truth import TfGroundTruth
 from galley_runtime import messages
@@ -314,7 +314,10 @@ class TaskExecutorNode(Node):
             return False
         self._replan_ns = self.now_ns()
         objects = self.truth.locate(self.config.pick_hold_distance_m)
-        zone = robot_zone(self.scene, self.truth.base_pose())
+        base = self.truth.base_pose()
+        zone = robot_zone(self.scene, base)
+        if not move_succeeded(base, move_goal(self.scene, zone), self.config)[0]:
+            zone = ""  # between zones (an abort mid-drive): the plan drives first
         context = self.replans.context(self.instruction, objects, zone)
         self.publish("task/replan", self.msg("std_msgs/msg/String", data=context.to_json()))
         count = f"{self.replans.count}/{self.config.max_replans}"
