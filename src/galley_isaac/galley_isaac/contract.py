@@ -56,7 +56,7 @@ MUJOCO_ONLY_SUBSCRIPTIONS = {
     ),
     "/sim/render_top_down": (
         "replanning extra: the task planner asks for a fresh top-down image before it plans again; "
-        "Isaac Sim's top-down camera publishes continuously, so the next image is fresh anyway"
+        "under Isaac Sim it plans on the next image the bridge's top-down camera publishes"
     ),
 }
 

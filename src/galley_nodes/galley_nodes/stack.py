@@ -217,6 +217,7 @@ UNPRODUCED: tuple[Unproduced, ...] = (
     ),
     Unproduced("/arm/joint_command", "nothing drives the arm in the tour", graph="tour"),
     Unproduced("/sim/teleport", "the task executor's teleport_on_failure, absent in the tour", graph="tour"),
+    Unproduced("/sim/render_top_down", "the task planner's, to replan; absent in the tour", graph="tour"),
 )
 
 
