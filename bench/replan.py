@@ -12,8 +12,10 @@ gold plans, executed by the oracle stack in the embedded host) in four configura
 
 ``--inject both`` alternates knock and move over the episodes. An episode is *recoverable* when it
 failed in ``inject`` after its injection fired (the injector leaves the object in a zone, so a fresh
-plan can succeed); *recovered* when the same episode succeeded in ``inject_replan``. ``replan`` must
-change nothing against ``plain``: the same plans and the same step outcomes, episode by episode.
+plan can succeed); *recovered* when the same episode succeeded in ``inject_replan``. In episodes
+without a failure (those ``plain`` runs through) ``replan`` must change nothing: the same plans and
+the same step outcomes, episode by episode; ``plain``'s own failures, if any, are counted apart
+with how many a replan recovered. ``--summarise FILE`` prints the figures of a saved ``--out``.
 Prints SR per configuration, the recovered / recoverable counts, and last one JSON line.
 """
 
@@ -91,8 +93,13 @@ def main() -> int:
     parser.add_argument("--suite", type=Path, default=Path("config/suites/kitchen_v1.yaml"))
     parser.add_argument("--quick", action="store_true", help="2 episodes per configuration")
     parser.add_argument("--out", type=Path, default=None, help="write every episode's outcome here (JSON)")
+    parser.add_argument("--summarise", type=Path, default=None, help="only summarise a saved --out file")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
+    if args.summarise is not None:
+        saved = json.loads(args.summarise.read_text())
+        report(saved, len(saved["plain"]))
+        return 0
     count = 2 if args.quick else args.episodes
     entries = [e for e in load_suite_entries(str(args.suite)) if e.split == args.split]
     entries = entries[args.offset : args.offset + count]
@@ -104,6 +111,13 @@ def main() -> int:
         print(f"  {name}: {count} episodes", flush=True)
         max_replans = args.replan if replans is None else replans
         results[name] = run_config(entries, kinds if injected else [""] * count, max_replans, args.workers)
+    if args.out is not None:
+        args.out.write_text(json.dumps(results, indent=1))
+    report(results, count)
+    return 0
+
+
+def report(results: dict[str, list[dict[str, Any]]], count: int) -> None:
     figures = summarise(results, count)
     print(f"\n  {'configuration':<16} {'SR':>6} {'replans':>8} {'injected':>9}")
     for name, rows in results.items():
@@ -112,24 +126,25 @@ def main() -> int:
         print(f"  {name:<16} {sr:6.3f} {sum(r['replans'] for r in rows):8d} {injected:9d}")
     print(
         f"\n  recovered {figures['recovered']} of {figures['recoverable']} recoverable failed episodes "
-        f"({figures['recovered_fraction']}); without failures replanning changed "
-        f"{figures['changed_without_failures']} of {count} episodes"
+        f"({figures['recovered_fraction']}); in the {figures['episodes_without_failures']} episodes without "
+        f"failures replanning changed {figures['changed_without_failures']}; of plain's "
+        f"{figures['native_failures']} own failures it recovered {figures['native_recovered']}"
     )
-    if args.out is not None:
-        args.out.write_text(json.dumps(results, indent=1))
     print(json.dumps(figures))
-    return 0
 
 
 def summarise(results: dict[str, list[dict[str, Any]]], count: int) -> dict[str, Any]:
     inject, fixed = results["inject"], results["inject_replan"]
     recoverable = [i for i, r in enumerate(inject) if not r["success"] and r["injected"]]
     recovered = [i for i in recoverable if fixed[i]["success"]]
+    pairs = list(zip(results["replan"], results["plain"], strict=True))
+    clean = [(a, b) for a, b in pairs if b["success"]]  # no failure in the episode
     changed = [
-        i
-        for i, (a, b) in enumerate(zip(results["replan"], results["plain"], strict=True))
-        if (a["plan"], a["steps"], a["success"], a["replans"]) != (b["plan"], b["steps"], b["success"], 0)
+        a
+        for a, b in clean
+        if (a["plan"], a["steps"], a["success"], a["replans"]) != (b["plan"], b["steps"], True, 0)
     ]
+    native = [(a, b) for a, b in pairs if not b["success"]]
     return {
         "episodes_per_config": count,
         **{f"sr_{name}": sum(r["success"] for r in rows) / count for name, rows in results.items()},
@@ -138,7 +153,10 @@ def summarise(results: dict[str, list[dict[str, Any]]], count: int) -> dict[str,
         "recoverable": len(recoverable),
         "recovered": len(recovered),
         "recovered_fraction": round(len(recovered) / len(recoverable), 3) if recoverable else None,
+        "episodes_without_failures": len(clean),
         "changed_without_failures": len(changed),
+        "native_failures": len(native),
+        "native_recovered": sum(a["success"] for a, _ in native),
         "wall_s_per_episode": round(sum(r["wall_s"] for rs in results.values() for r in rs) / (4 * count), 1),
     }
 
