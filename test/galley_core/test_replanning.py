@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from galley_core.scene import load_scene
-from galley_core.tasks.planning import PromptConfig, build_prompt
+from galley_core.tasks.planning import PromptConfig, TextPlanner, build_prompt
 from galley_core.tasks.replanning import (
     HELD,
     NOWHERE,
@@ -133,3 +133,22 @@ def test_episode_replans_count_and_stop_at_the_limit():
     ctx = book.context("i", (("bowl", "blue"),), "blue")
     assert [s.step for s in ctx.steps] == ["move to the blue zone", "pick the bowl"] and ctx.failure == "x"
     assert EpisodeReplans(max_replans=0).request([], "x") is False
+
+
+def test_every_text_backend_gets_the_scene_graph_in_its_prompt_when_replanning(scene):
+    """llama_cpp, transformers and openai all plan through TextPlanner: the context reaches generate()."""
+
+    class Capturing(TextPlanner):
+        name = "capturing"
+        prompts: list = []  # noqa: RUF012 (one test's record)
+
+        def generate(self, prompt, top_down_image, attempt):
+            self.prompts.append(prompt)
+            return '{"plan": ["move to the green zone", "place the bowl"]}'
+
+    c = context(scene, robot_zone="blue", bowl=HELD)
+    planner = Capturing(prompt=PromptConfig(examples=0))
+    assert planner.plan(c.instruction, None, scene, c).steps == ("move to the green zone", "place the bowl")
+    assert scene_graph_text(c, scene) in planner.prompts[-1].messages[-1][1]
+    planner.plan(c.instruction, None, scene)
+    assert "Scene graph" not in planner.prompts[-1].messages[-1][1]
