@@ -80,14 +80,17 @@ class PickPlaceConfig(Config):
     carry_height_m: float = param(
         0.0,
         "the retreat raises the held object's bottom at least this high in the arm's root frame, so "
-        "that it clears every surface the base drives past (0: lift_height_m only)",
+        "that it clears every surface the base drives past (0: lift_height_m only); a place's "
+        "retreat raises the empty gripper as high (0: place_retreat_height_m only)",
         unit="m",
         ge=0.0,
     )
     release_height_m: float = param(
         0.008, "height of the object's bottom above the place target at release", unit="m", ge=0.0
     )
-    place_retreat_height_m: float = param(0.1, "rise after releasing", unit="m", gt=0.0)
+    place_retreat_height_m: float = param(
+        0.1, "least rise after releasing (then to carry height)", unit="m", gt=0.0
+    )
     cartesian_speed_mps: float = param(0.25, "blend speed of the tcp target", unit="m/s", gt=0.0)
     angular_speed_rps: float = param(1.2, "blend speed of the tcp orientation target", unit="rad/s", gt=0.0)
     min_blend_s: float = param(0.4, "shortest blend between two phase targets", unit="s", gt=0.0)
