@@ -229,3 +229,46 @@ def test_an_object_picked_near_the_base_retreats_no_nearer_the_shoulder_than_the
             q = command.positions
         assert machine.state == expected, machine.reason
     assert "phase retreat" in machine.reason and "unreachable" in machine.reason
+
+
+def test_the_place_retreat_leaves_the_empty_gripper_at_carry_height_pulled_back():
+    """After the release the gripper rises first, to carry height, then back towards the shoulder.
+
+    Left low where it let go (10 cm above the release), the fingers caught the next zone's counter
+    edge as the base turned there, and pushed it up to 16 cm short of its goal.
+    """
+    config = PickPlaceConfig(retreat_distance_m=0.25, carry_height_m=1.0)
+    arm = load_arm(ROBOT)
+    machine = PickPlace(RmpFlow(arm, posture=POSTURE), config)
+    q = POSTURE.copy()
+    cup = Transform(np.array([0.62, 0.05, 0.75]), quaternion_from_yaw(0.3))
+    machine.start_pick("cup", GraspSpec((0.0, 0.0, 0.06)), cup, q, 0.0)
+    place_at = Transform(np.array([0.6, -0.2, 0.75]), quaternion_from_yaw(0.0))
+    now = 0.0
+    retreat: list[np.ndarray] = []  # the tcp during the place's retreat
+    for _ in range(8000):
+        now += 0.01
+        tcp, _ = arm.tcp_pose(q)
+        if machine.phase in {"lift", "retreat", "transport", "descend"} and machine.held == "cup":
+            cup = Transform(tcp - [0.0, 0.0, 0.06], quaternion_from_yaw(cup.yaw()))  # held: it follows
+        if machine.goal == "place" and machine.phase == "retreat":
+            retreat.append(tcp)
+        command = machine.step(now, q, [0.02, 0.02], cup)
+        if command is None:
+            if machine.goal == "place" or machine.state != PickPlaceState.SUCCEEDED:
+                break
+            machine.start_place("cup", place_at, q, now)
+            continue
+        q = command.positions
+    assert machine.goal == "place" and machine.state == PickPlaceState.SUCCEEDED, machine.reason
+    assert np.linalg.norm(cup.translation[:2] - place_at.translation[:2]) < 0.01  # left where it was set down
+    released, final = retreat[0], arm.tcp_pose(q)[0]
+    # the released cup's bottom would ride at carry height, as a held one does
+    assert final[2] - 0.06 >= config.carry_height_m - config.coarse_position_tolerance_m
+    waist = np.array([0.2, 0.0])  # the arm's vertical axis in base_link (robot.xml's arm_base_link)
+    pulled = np.linalg.norm(released[:2] - waist) - np.linalg.norm(final[:2] - waist)
+    assert pulled > 0.15
+    # up first: the fingers move sideways only once they are above the cup (9 cm tall)
+    for tcp in retreat:
+        if np.linalg.norm((tcp - released)[:2]) > 0.01:
+            assert tcp[2] - released[2] >= config.place_retreat_height_m - 0.02

@@ -49,16 +49,23 @@ def goal_msg(action: int, name: str, target: tuple[float, float, float] = (0.0, 
 
 
 def pick_and_place(
-    tmp_path, kitchen, name: str, start: tuple[float, float, float], target: tuple[float, float]
+    tmp_path,
+    kitchen,
+    name: str,
+    start: tuple[float, float, float],
+    target: tuple[float, float],
+    *,
+    arm_parameters: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Run PICK then PLACE; the statuses, the final distance to the target (m) and the sim time."""
+    """Run PICK then PLACE; the statuses, the final distance to the target (m), the sim time and the
+    tcp's height in the arm's root frame (base_link) after the place (m)."""
     zone = kitchen.zone("blue")
     placement = ObjectPlacement(name, "blue", *start, "red", -3.0, 2.6)
     path = tmp_path / f"episode_{name}.json"
     path.write_text(json.dumps(Episode("kitchen", 0, Pose2D(*zone.approach), (placement,), {}).to_dict()))
     host = EmbeddedHost()
     sim = host.add_node(SimNode, parameters={"episode_file": str(path), "cameras_enabled": False})
-    host.add_node(ArmControllerNode)
+    host.add_node(ArmControllerNode, parameters=arm_parameters or {})
     statuses: list[Any] = []
     participant = host.participant("test")
     participant.create_subscription(
@@ -88,6 +95,8 @@ def pick_and_place(
         placed = statuses[-1]
         result["place"] = (placed.state, placed.phase, placed.reason)
         result["error_m"] = float(np.linalg.norm(sim.sim.object_poses()[name].translation - place_at))
+        tcp = sim.sim.body_transform("base_link").inverse() * sim.sim.site_transform("tcp")
+        result["tcp_z"] = float(tcp.translation[2])
     result["phases"] = [s.phase for s in statuses if s.phase]
     result["sim_s"] = host.now_s
     host.shutdown()
@@ -106,6 +115,23 @@ def test_pick_and_place_each_object(kitchen, tmp_path, name):
         "approach", "pre_grasp", "descend", "grasp", "lift", "retreat",
         "transport", "descend", "release", "retreat",
     ]  # fmt: skip
+
+
+def test_after_a_place_the_empty_gripper_waits_at_carry_height(kitchen, tmp_path):
+    """galley.yaml's carry height: the gripper leaves the placed cup as high as it carried it.
+
+    Left 10 cm above the counter, the fingers caught the next zone's counter edge as the base
+    turned there, and pushed the base up to 16 cm short of its goal.
+    """
+    zone = kitchen.zone("blue")
+    cx, cy = zone.center
+    carry = {"carry_height_m": 1.0, "retreat_distance_m": 0.25}  # config/galley.yaml's arm_controller
+    result = pick_and_place(
+        tmp_path, kitchen, "cup", (cx, cy, 0.4), (cx + 0.12, cy + 0.02), arm_parameters=carry
+    )
+    assert result["place"][0] == SUCCEEDED and result["error_m"] < 0.05, result
+    grasp_z = kitchen.object("cup").grasp_offset[2]
+    assert result["tcp_z"] - grasp_z >= carry["carry_height_m"] - 0.03, result
 
 
 def random_trial(kitchen, name, rng) -> tuple[tuple[float, float, float], tuple[float, float]]:

@@ -18,7 +18,11 @@ PLACE      ``transport``    ``approach_height_m`` above where the tcp must be fo
                             stand at the target
 PLACE      ``descend``      ``release_height_m`` above that (the object's bottom just clear)
 PLACE      ``release``      hold; open the gripper for ``release_open_s``
-PLACE      ``retreat``      ``place_retreat_height_m`` straight up
+PLACE      ``retreat``      the empty gripper leaves as a pick's retreat does: up first (at least
+                            ``place_retreat_height_m``, and to where the released object's bottom
+                            would be at ``carry_height_m``), then towards the arm's base as far as
+                            a pick's retreat (or stalled within ``retreat_tolerance_m``), so that
+                            the fingers clear the counters the base drives past next
 =========  ===============  ====================================================================
 
 Every target is a tcp pose in the local frame of the relevant thing, made upright (its yaw
@@ -76,14 +80,17 @@ class PickPlaceConfig(Config):
     carry_height_m: float = param(
         0.0,
         "the retreat raises the held object's bottom at least this high in the arm's root frame, so "
-        "that it clears every surface the base drives past (0: lift_height_m only)",
+        "that it clears every surface the base drives past (0: lift_height_m only); a place's "
+        "retreat raises the empty gripper as high (0: place_retreat_height_m only)",
         unit="m",
         ge=0.0,
     )
     release_height_m: float = param(
         0.008, "height of the object's bottom above the place target at release", unit="m", ge=0.0
     )
-    place_retreat_height_m: float = param(0.1, "rise after releasing", unit="m", gt=0.0)
+    place_retreat_height_m: float = param(
+        0.1, "least rise after releasing (then to carry height)", unit="m", gt=0.0
+    )
     cartesian_speed_mps: float = param(0.25, "blend speed of the tcp target", unit="m/s", gt=0.0)
     angular_speed_rps: float = param(1.2, "blend speed of the tcp orientation target", unit="rad/s", gt=0.0)
     min_blend_s: float = param(0.4, "shortest blend between two phase targets", unit="s", gt=0.0)
@@ -177,20 +184,23 @@ class Phase:
     precise: bool = False
     descent: bool = False  # touches down: position tolerance descend_tolerance_m
     stall_ends: bool = False  # a stall within retreat_tolerance_m also ends it
+    rise_first: bool = (
+        False  # blend the height first, then the horizontal move (open fingers clear the object)
+    )
     hold_s: float = 0.0  # gripper phases: hold the pose this long
     tools: bool = True
     check_slip: bool = False
 
 
-def pick_phases(config: PickPlaceConfig, offset: F64, closing: float, carry: float, back: F64) -> list[Phase]:
+def pick_phases(config: PickPlaceConfig, offset: F64, closing: float, retreat: F64) -> list[Phase]:
     """The six PICK phases, every target in the object's frame (``lift`` and ``retreat``: at grasp time).
 
     Args:
         config: heights, timing.
         offset: the grasp point in the object frame, metres.
         closing: the fingers' closing direction relative to the object's yaw, radians.
-        carry: how far the retreat raises the grasp point above where it was grasped, metres.
-        back: the retreat's horizontal move towards the arm's base, in the object's frame, metres.
+        retreat: the retreat's move from the grasp point (up to carry height, back towards the
+            arm's base), in the object's frame at grasp time, metres.
     """
     c = config
     up = np.array([0.0, 0.0, 1.0])
@@ -202,7 +212,7 @@ def pick_phases(config: PickPlaceConfig, offset: F64, closing: float, carry: flo
         Phase("lift", offset + c.lift_height_m * up, closing, "grasp", 0.0, tools=False, check_slip=True),
         Phase(
             "retreat",
-            offset + carry * up + back,
+            offset + retreat,
             closing,
             "grasp",
             0.0,
@@ -212,13 +222,15 @@ def pick_phases(config: PickPlaceConfig, offset: F64, closing: float, carry: flo
     ]
 
 
-def place_phases(config: PickPlaceConfig, held_offset: F64, held_yaw: float) -> list[Phase]:
+def place_phases(config: PickPlaceConfig, held_offset: F64, held_yaw: float, retreat: F64) -> list[Phase]:
     """The four PLACE phases, every target in the place target's frame.
 
     Args:
         config: heights, timing.
         held_offset: the tcp in the held object's upright frame, metres.
         held_yaw: the fingers' closing direction relative to the object's yaw, radians.
+        retreat: the retreat's move from the release point (up to carry height, back towards the
+            arm's base), in the place target's frame, metres.
     """
     c = config
     up = np.array([0.0, 0.0, 1.0])
@@ -246,5 +258,14 @@ def place_phases(config: PickPlaceConfig, held_offset: F64, held_yaw: float) -> 
             check_slip=True,
         ),
         Phase("release", release, held_yaw, "target", 1.0, hold_s=c.release_open_s, tools=False),
-        Phase("retreat", release + c.place_retreat_height_m * up, held_yaw, "target", 1.0, tools=False),
+        Phase(
+            "retreat",
+            release + retreat,
+            held_yaw,
+            "target",
+            1.0,
+            tools=False,
+            stall_ends=True,
+            rise_first=True,
+        ),
     ]

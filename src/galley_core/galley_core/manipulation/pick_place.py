@@ -155,18 +155,8 @@ class PickPlace:
         current = self._tcp_closing_yaw()
         if abs(normalize_angle(yaw + closing - current)) > math.pi / 2:
             closing += math.pi
-        toward_base = -np.array([grasp_point[0], grasp_point[1], 0.0]) + [
-            self._shoulder[0],
-            self._shoulder[1],
-            0,
-        ]
-        norm = float(np.linalg.norm(toward_base))
-        # no nearer the shoulder than retreat_min_radius_m: folded tighter, the elbow stalls at its limit
-        back_m = min(c.retreat_distance_m, max(0.0, norm - c.retreat_min_radius_m))
-        back_world = toward_base / norm * back_m if norm > 1e-6 else np.zeros(3)
-        back = rotz(-yaw) @ back_world  # in the object's frame at grasp time
-        carry = max(c.lift_height_m, c.carry_height_m - float(position[2]))  # the bottom's rise
-        self._phases = pick_phases(c, offset, closing, carry, back)
+        retreat = self._retreat(grasp_point, float(position[2]), c.lift_height_m, yaw)
+        self._phases = pick_phases(c, offset, closing, retreat)
         self._grasp_offset = offset
         self._anchors = {"object": (position, yaw)}
         self._enter(0, now_s, object_pose)
@@ -192,7 +182,13 @@ class PickPlace:
         tcp_at = position + rotz(yaw) @ self._held_offset
         if self._unreachable(tcp_at + np.array([0.0, 0.0, c.approach_height_m]), "the place target"):
             return
-        self._phases = place_phases(c, self._held_offset, self._held_yaw)
+        # the empty gripper leaves as a pick's retreat leaves: at carry height, back towards the
+        # shoulder, so that its fingers clear the counters the base drives past next
+        release = tcp_at + np.array([0.0, 0.0, c.release_height_m])
+        retreat = self._retreat(
+            release, float(position[2]) + c.release_height_m, c.place_retreat_height_m, yaw
+        )
+        self._phases = place_phases(c, self._held_offset, self._held_yaw, retreat)
         self._anchors = {"target": (position, yaw)}
         self._enter(0, now_s, None)
 
@@ -224,6 +220,22 @@ class PickPlace:
             return True
         return False
 
+    def _retreat(self, tcp: F64, bottom_z: float, rise_m: float, yaw: float) -> F64:
+        """A retreat's move from ``tcp`` (root frame), in the frame of its anchor at ``yaw``.
+
+        Up by at least ``rise_m``, and so that the (held or just released) object's bottom, now at
+        ``bottom_z``, would ride at ``carry_height_m``; and ``retreat_distance_m`` horizontally towards
+        the shoulder, no nearer it than ``retreat_min_radius_m`` (folded tighter, the elbow stalls at
+        its limit).
+        """
+        c = self.config
+        toward_base = np.array([self._shoulder[0] - tcp[0], self._shoulder[1] - tcp[1], 0.0])
+        norm = float(np.linalg.norm(toward_base))
+        back_m = min(c.retreat_distance_m, max(0.0, norm - c.retreat_min_radius_m))
+        back = toward_base / norm * back_m if norm > 1e-6 else np.zeros(3)
+        rise = max(rise_m, c.carry_height_m - bottom_z)
+        return np.asarray(rotz(-yaw) @ back + np.array([0.0, 0.0, rise]), dtype=float)
+
     def _turn_towards_shoulder(self, position: F64, yaw: float, offset: F64) -> float:
         """The turn about the vertical that points ``offset`` (object frame, at ``yaw``) at the shoulder.
 
@@ -254,11 +266,11 @@ class PickPlace:
         self._goal_pose = goal
         angle = float(np.linalg.norm(rotation_error(goal[1], matrix_from_quat(self._from[1]))))
         c = self.config
-        self._blend_s = max(
-            c.min_blend_s,
-            float(np.linalg.norm(goal[0] - self._from[0])) / c.cartesian_speed_mps,
-            angle / c.angular_speed_rps,
-        )
+        move = goal[0] - self._from[0]
+        distance = float(np.linalg.norm(move))
+        if phase.rise_first:  # two moves, each in half the blend
+            distance = 2.0 * max(abs(float(move[2])), float(np.linalg.norm(move[:2])))
+        self._blend_s = max(c.min_blend_s, distance / c.cartesian_speed_mps, angle / c.angular_speed_rps)
 
     # -- stepping --------------------------------------------------------------------------------
 
@@ -292,8 +304,15 @@ class PickPlace:
         phase = self._phases[self._index]
         t = now_s - self._phase_start_s
         goal_p, goal_q = self._goal_pose if self._goal_pose is not None else self._from
-        alpha = raised_cosine(t / self._blend_s)
-        ref_p = self._from[0] + alpha * (goal_p - self._from[0])
+        tau = t / self._blend_s
+        alpha = raised_cosine(tau)
+        # rise first: the height in the blend's first half, the horizontal move in its second
+        along = (
+            np.array([raised_cosine(2 * tau - 1)] * 2 + [raised_cosine(2 * tau)])
+            if phase.rise_first
+            else alpha
+        )
+        ref_p = self._from[0] + along * (goal_p - self._from[0])
         ref_q = quaternion_slerp(self._from[1], goal_q, alpha)
         dt = min(max(now_s - self._last_s, 0.0), c.max_step_s)
         self._last_s = now_s
