@@ -1,6 +1,10 @@
 """Min-max normalisation of states and actions to [-1, 1], as Diffusion Policy does.
 
-A dimension that never varies in the data (range below ``EPS``) is only centred.
+A dimension that barely varies in the data (range below ``EPS``: 1 cm, 0.01 rad, 1 % of the
+gripper) is only centred. Stretching it would turn the arm's millimetre of jitter, constant in
+the training data of a move, into a full-scale signal when it differs a little in closed loop
+(measured: with a 1e-6 threshold the end-effector's 1 mm offset became a normalised value near 10
+and the low-dim policy circled instead of driving to its goal).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from numpy.typing import NDArray
 
 __all__ = ["Normalizer"]
 
-EPS = 1e-6
+EPS = 1e-2
 
 
 class Normalizer:
