@@ -38,7 +38,7 @@ ARGUMENTS = (
 
 #: The mode's flags this file settles: Isaac Sim stands in for the MuJoCo simulator, the oracle
 #: nodes drive, scene markers and the task planner run; only ``record`` is left to its argument.
-FIXED = {"mujoco": False, "oracle": True, "policy": False, "markers": True, "planner": True}
+FIXED = {"mujoco": False, "oracle": True, "policy": False, "markers": True, "planner": True, "perturb": False}
 
 
 def generate_launch_description() -> LaunchDescription:

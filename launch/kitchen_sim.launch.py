@@ -42,7 +42,7 @@ ARGUMENTS = (
 )
 
 #: The mode's flags this file settles: the MuJoCo simulator, scene markers and the task planner run.
-FIXED = {"mujoco": True, "markers": True, "planner": True}
+FIXED = {"mujoco": True, "markers": True, "planner": True, "perturb": False}
 
 
 def generate_launch_description() -> LaunchDescription:
