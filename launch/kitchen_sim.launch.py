@@ -41,8 +41,9 @@ ARGUMENTS = (
     ("rviz", "false", "start rviz2 with config/galley.rviz"),
 )
 
-#: The mode's flags this file settles: the MuJoCo simulator, scene markers and the task planner run.
-FIXED = {"mujoco": True, "markers": True, "planner": True, "perturb": False}
+#: The mode's flags this file settles: the MuJoCo simulator, scene markers and the task planner run;
+#: no failure is injected (galley eval --inject does that), nor the oracle perturbed (galley collect).
+FIXED = {"mujoco": True, "markers": True, "planner": True, "inject": False, "perturb": False}
 
 
 def generate_launch_description() -> LaunchDescription:

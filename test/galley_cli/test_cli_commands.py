@@ -224,6 +224,7 @@ BAD_ARGUMENTS = """
 run x --seed -1 --out {tmp}/o                      | argument --seed: -1 is not allowed: at least 0
 run x --seed one --out {tmp}/o                     | argument --seed: 'one' is not a whole number (at least 0)
 run x --params {missing} --out {tmp}/o             | argument --params: {missing} does not exist
+run x --replan -1 --out {tmp}/o                    | argument --replan: -1 is not allowed: at least 0
 demo --seed -3 --out {tmp}/o                       | argument --seed: -3 is not allowed: at least 0
 eval --mode planner --episodes -1 --out {tmp}/o    | argument --episodes: -1 is not allowed: at least 0
 eval --mode policy --workers 0 --out {tmp}/o       | argument --workers: 0 is not allowed: at least 1
@@ -262,6 +263,13 @@ def test_bad_arguments_are_one_line_and_exit_2(
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err == f"galley {argv[0]}: {message.format(**fill)} (see galley {argv[0]} --help)\n"
     assert not list(tmp_path.iterdir())  # nothing was started
+
+
+def test_replanning_needs_a_mode_that_executes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--mode", "planner", "--inject", "knock", "--out", str(tmp_path / "e")]) == 2
+    err = capsys.readouterr().err
+    assert "--replan and --inject execute steps; use them with --mode policy or joint" in err
+    assert not list(tmp_path.iterdir())
 
 
 def test_replay_names_the_nodes_it_can_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -199,3 +199,33 @@ def test_a_round_objects_grasp_point_is_where_its_rim_is_nearest():
     assert grasp_point(square, bowl, near=tcp) == pytest.approx(bowl.apply(np.array(offset)))
     assert grasp_point(spec, bowl, near=tcp) == pytest.approx([1.0, 2.0 - 0.062, 0.94])
     assert grasp_point(cup, bowl, near=tcp) == pytest.approx([1.0, 2.0, 0.96])
+
+
+def test_an_object_picked_near_the_base_retreats_no_nearer_the_shoulder_than_the_arm_folds():
+    """The kitchen's plate by its near rim, 0.31 m ahead of the shoulder, with galley.yaml's 25 cm retreat.
+
+    The full retreat would put the tcp 6 cm from the shoulder's vertical, folded past the elbow's
+    limit: the arm stalled there, 7 to 11 cm short, and the pick failed as unreachable.
+    """
+    plate = GraspSpec((0.087, 0.0, 0.016), 0.0, symmetric=True)
+    config = PickPlaceConfig(retreat_distance_m=0.25, carry_height_m=1.0)
+    folded = dataclasses.replace(config, retreat_min_radius_m=0.0)  # the retreat before the limit
+    for cfg, expected in ((config, PickPlaceState.SUCCEEDED), (folded, PickPlaceState.FAILED)):
+        arm = load_arm(ROBOT)
+        machine = PickPlace(RmpFlow(arm, posture=POSTURE), cfg)
+        q = POSTURE.copy()
+        pose = Transform(np.array([0.6, 0.02, 0.75]), quaternion_from_yaw(0.4))
+        machine.start_pick("plate", plate, pose, q, 0.0)
+        in_gripper: Transform | None = None
+        for k in range(1, 4000):
+            tcp_p, tcp_r = arm.tcp_pose(q)
+            tcp = Transform(tcp_p, _quat_from_matrix(tcp_r))
+            if machine.phase in {"lift", "retreat"}:  # the plate follows the closed gripper
+                in_gripper = in_gripper or tcp.inverse() * pose
+                pose = tcp * in_gripper
+            command = machine.step(k * 0.01, q, [0.01, 0.01], pose)
+            if command is None or machine.state != PickPlaceState.ACTIVE:
+                break
+            q = command.positions
+        assert machine.state == expected, machine.reason
+    assert "phase retreat" in machine.reason and "unreachable" in machine.reason

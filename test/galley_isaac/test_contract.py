@@ -82,7 +82,8 @@ def test_each_topic_has_one_publisher_except_tf(graphs):
 def test_the_graphs_subscribe_to_the_simulators_command_topics(graphs):
     subscribed = {e.topic: e.type for e in endpoints(graphs) if not e.publishes}
     commands = {t: ty for t, ty in declared("subscribes").items() if t not in MUJOCO_ONLY_SUBSCRIPTIONS}
-    assert set(MUJOCO_ONLY_SUBSCRIPTIONS) == {"/sim/teleport"} <= set(declared("subscribes"))
+    extras = {"/sim/teleport", "/sim/render_top_down"}
+    assert set(MUJOCO_ONLY_SUBSCRIPTIONS) == extras <= set(declared("subscribes"))
     assert (
         subscribed
         == commands

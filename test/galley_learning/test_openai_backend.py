@@ -19,6 +19,7 @@ import pytest
 
 from galley_core.tasks.grammar import valid_steps
 from galley_core.tasks.planning import PlanningError, PromptConfig
+from galley_core.tasks.replanning import PlanContext, scene_graph_text
 from galley_learning.planners.openai_backend import OpenAIConfig, OpenAIPlanner
 
 
@@ -202,3 +203,24 @@ def test_a_server_that_is_down_is_reported_after_retries_with_back_off(kitchen):
         planner.plan("Move the cup to the red zone.", None, kitchen)
     assert err.value.kind == "unavailable" and url in err.value.reason and "3 tries" in err.value.reason
     assert time.monotonic() - started >= 0.3  # waited 0.1 + 0.2 s between the tries
+
+
+def test_a_replan_sends_the_scene_graph_with_the_instruction(canned, kitchen):
+    url, handler = canned
+    handler.answer = json.dumps({"plan": ["move to the green zone", "place the bowl"]})
+    planner = OpenAIPlanner(
+        OpenAIConfig(base_url=url, model="m", vision=False), prompt=PromptConfig(examples=0)
+    )
+    where = {name: "purple" for name in kitchen.object_names} | {"bowl": "held"}
+    context = PlanContext(
+        "Move the bowl to the green zone.",
+        tuple(where.items()),
+        held="bowl",
+        failure="aborted by fallen_object",
+        plan=("move to the blue zone", "pick the bowl", "move to the green zone", "place the bowl"),
+    )
+    plan = planner.plan(context.instruction, None, kitchen, context)
+    assert plan.steps == ("move to the green zone", "place the bowl")
+    content = handler.requests[0]["messages"][-1]["content"]
+    text = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
+    assert scene_graph_text(context, kitchen) in text and "Last failure: aborted by fallen_object" in text

@@ -13,6 +13,7 @@ import pytest
 
 from galley_core.tasks.grammar import valid_steps
 from galley_core.tasks.planning import PlanningError
+from galley_core.tasks.replanning import PlanContext
 from galley_learning.planners import make_planner
 from galley_learning.planners.worker import PlannerProcess
 
@@ -105,3 +106,25 @@ def test_a_crash_in_one_test_fails_that_test_and_the_run_goes_on(misbehaving_bac
     assert run.returncode == 1, run.stdout + run.stderr  # tests failed; pytest itself did not crash
     assert "1 failed, 1 passed" in run.stdout
     assert "SIGSEGV" in run.stdout and "llama-cpp-python" in run.stdout
+
+
+def test_galley_replans_what_remains_from_the_context_inline_and_in_a_worker(kitchen, renderer):
+    """The replan context reaches the backend through the worker; galley plans what remains."""
+    goal = ("move to the blue zone", "pick the bowl", "move to the green zone", "place the bowl")
+    where = {name: "purple" for name in kitchen.object_names} | {"bowl": "yellow"}
+    context = PlanContext(
+        "Move the bowl to the green zone.", tuple(where.items()), robot_zone="green", plan=goal, failure="x"
+    )
+    remaining = ("move to the yellow zone", "pick the bowl", "move to the green zone", "place the bowl")
+    image = renderer.render(7)
+    assert make_planner("galley", worker="inline").plan(
+        context.instruction, image, kitchen, context
+    ).steps == (remaining)
+    worker = make_planner("galley", worker="process")
+    try:
+        assert worker.plan(context.instruction, image, kitchen, context).steps == remaining
+        assert worker.plan(context.instruction, image, kitchen).steps != remaining  # no context: a first plan
+    finally:
+        worker.close()
+    done = PlanContext(context.instruction, tuple((where | {"bowl": "green"}).items()), plan=goal)
+    assert make_planner("galley", worker="inline").plan(done.instruction, image, kitchen, done).steps == ()

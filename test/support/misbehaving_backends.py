@@ -18,7 +18,7 @@ class Segfaulting(Planner):
 
     name = "llama_cpp"
 
-    def plan(self, instruction, top_down_image, scene):
+    def plan(self, instruction, top_down_image, scene, context=None):
         ctypes.string_at(0)  # reads address 0: SIGSEGV inside a C function, as a bad build does
         return Plan(instruction, ())
 
@@ -31,7 +31,7 @@ class SegfaultingAtLoad(Planner):
     def __init__(self):
         ctypes.string_at(0)
 
-    def plan(self, instruction, top_down_image, scene):
+    def plan(self, instruction, top_down_image, scene, context=None):
         return Plan(instruction, ())
 
 
@@ -40,6 +40,6 @@ class Hanging(Planner):
 
     name = "llama_cpp"
 
-    def plan(self, instruction, top_down_image, scene):
+    def plan(self, instruction, top_down_image, scene, context=None):
         time.sleep(3600)
         return Plan(instruction, ())

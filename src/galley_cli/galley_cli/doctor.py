@@ -252,11 +252,6 @@ def run_checks(*, render: bool = True, render_timeout_s: float = 60.0) -> list[C
             "numba", "numba", required=False, fix=pip_fix + " (without it Theta* runs ~100x slower)"
         )
     )
-    checks.append(
-        _check_distribution(
-            "galley-sim", "galley_sim", required=False, fix="pip install -e src/galley_sim (the simulator)"
-        )
-    )
     for dist, module, what in (
         ("torch", "torch", "galley's planner and the diffusion policy"),
         ("diffusers", "diffusers", "the diffusion policy: galley train, eval --policy"),

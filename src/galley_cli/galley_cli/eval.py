@@ -28,6 +28,15 @@ ends the episode: nothing can be teleported into the gripper), after the collect
 Where every plan is a single move, ``metrics.json`` also has ``goal_dist_start_m`` and
 ``goal_dist_end_m``: the base centre's mean distance from its goal at the start and at the end,
 so that a policy that does not arrive still shows whether it drove towards the goal.
+
+``--replan N`` (policy and joint modes) lets the executor replan up to N times per episode after a
+failed step (MORE); ``--inject knock|move`` disturbs every episode once on purpose (an object
+knocked out of the gripper during transport, or the next object moved while the robot drives).
+With either, ``metrics.json`` adds ``sr_episode_replan`` (episodes that succeeded),
+``sr_episode_no_replan`` (those that succeeded without a replan: what a run without replanning
+gets, episodes being deterministic), ``replans``, ``recovered`` and ``injected``, and
+``episodes.csv`` the columns ``replans`` and ``injected``; ``sr`` and ``sr_episode`` then score the
+first plan's steps.
 """
 
 from __future__ import annotations
@@ -46,13 +55,13 @@ import numpy as np
 from galley_cli import add_params_option, episode_pool, whole_number
 from galley_cli.errors import UsageError
 from galley_cli.overrides import PRECEDENCE_HELP
+from galley_cli.replanning import add_replan_options
+from galley_cli.report import goal_distances
 from galley_cli.run import policy_sees_images, run_episode, run_settings
-from galley_core.tasks.executor import move_goal
-from galley_core.tasks.grammar import parse_step
 from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
 from galley_core.tasks.suite import SuiteEntry, load_suite
 from galley_learning.planners.evaluate import predict_suite_plans
-from galley_runtime.config_files import config_dirs, find_scene
+from galley_runtime.config_files import config_dirs
 
 __all__ = ["add_parser", "evaluate"]
 
@@ -98,21 +107,18 @@ def evaluate(
     params: list[Path] | None = None,
     workers: int = 1,
     steps: int = 0,
+    max_replans: int | None = None,
+    inject: str = "",
 ) -> dict[str, Any]:
     """Run an evaluation, write its report into ``out_dir`` and return the metrics.
 
     ``params``: extra ROS 2 params files layered on config/galley.yaml for every episode.
     ``workers``: simulator processes executing episodes in parallel (policy and joint modes).
     ``steps``: execute only the first this many steps of each gold plan (0: all).
+    ``max_replans``, ``inject``: ``--replan`` and ``--inject`` (policy and joint modes).
     """
-    if mode not in MODES:
-        raise ValueError(f"mode {mode!r}: use one of {', '.join(MODES)}")
-    if policy is not None and mode == "planner":
-        raise ValueError("--policy executes steps; use it with --mode policy or joint")
-    if policy is not None and not (policy / "policy.pt").exists():
-        raise FileNotFoundError(
-            f"{policy / 'policy.pt'} missing: train a policy with `galley train --out {policy}`"
-        )
+    replanning = max_replans is not None or bool(inject)
+    _check_options(mode, policy, replanning)
     scene_name, entries = _entries(suite, split, episodes, steps)
     out_dir.mkdir(parents=True, exist_ok=True)
     if mode in ("policy", "joint") and entries:  # what every episode does with the --params values
@@ -124,6 +130,8 @@ def evaluate(
             params=params or [],
             policy=policy,
             episode_from="the suite entry's episode",
+            max_replans=max_replans,
+            inject=inject,
         )
         for note in settings.notes:
             print(note, flush=True)
@@ -133,7 +141,15 @@ def evaluate(
     step_em: list[list[bool]] = []
     wall_start = time.perf_counter()
     executed: list[dict[str, Any] | None] = (
-        _execute(entries, scene_name, policy=policy, params=params or [], workers=workers, start=wall_start)
+        _execute(
+            entries,
+            scene_name,
+            policy=policy,
+            params=params or [],
+            workers=workers,
+            start=wall_start,
+            replan=(max_replans, inject) if replanning else None,
+        )
         if mode in ("policy", "joint")
         else [None for _ in entries]
     )
@@ -158,6 +174,8 @@ def evaluate(
         step_em=step_em,
         wall_s=time.perf_counter() - wall_start,
     )
+    if replanning and step_success:
+        metrics |= _replan_metrics(rows)
     if policy is not None:
         from galley_learning.policy.train import heldout_mse  # noqa: PLC0415 (deferred: torch)
 
@@ -174,10 +192,44 @@ def evaluate(
     return metrics
 
 
+def _check_options(mode: str, policy: Path | None, replanning: bool) -> None:
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r}: use one of {', '.join(MODES)}")
+    if policy is not None and mode == "planner":
+        raise ValueError("--policy executes steps; use it with --mode policy or joint")
+    if replanning and mode == "planner":
+        raise ValueError("--replan and --inject execute steps; use them with --mode policy or joint")
+    if policy is not None and not (policy / "policy.pt").exists():
+        raise FileNotFoundError(
+            f"{policy / 'policy.pt'} missing: train a policy with `galley train --out {policy}`"
+        )
+
+
+def _replan_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """SR over episodes with and without replanning, replans and recoveries (--replan, --inject)."""
+    n = len(rows)
+    return {
+        "sr_episode_replan": sum(r["success"] for r in rows) / n,
+        "sr_episode_no_replan": sum(r["success"] and not r["replans"] for r in rows) / n,
+        "replans": int(sum(r["replans"] for r in rows)),
+        "recovered": int(sum(r["success"] and r["replans"] > 0 for r in rows)),
+        "injected": int(sum(bool(r["injected"]) for r in rows)),
+    }
+
+
 def _execute_one(
-    entry: SuiteEntry, scene_name: str, policy: Path | None, params: list[Path]
+    entry: SuiteEntry,
+    scene_name: str,
+    policy: Path | None,
+    params: list[Path],
+    replan: tuple[int | None, str] | None = None,
 ) -> dict[str, Any]:
-    """Execute one suite entry's gold plan; the episode's columns of its row, with ``outcomes``."""
+    """Execute one suite entry's gold plan; the episode's columns of its row, with ``outcomes``.
+
+    With ``replan`` (max_replans, inject), the row has ``replans`` and ``injected`` too, and
+    ``outcomes`` are the first plan's.
+    """
+    max_replans, inject = replan or (None, "")
     summary = run_episode(
         entry.instruction,
         scene_name=scene_name,
@@ -186,15 +238,13 @@ def _execute_one(
         progress=False,
         policy=policy,
         params=params,
+        max_replans=max_replans,
+        inject=inject,
     )
-    outcomes = [s["success"] for s in summary["steps"]]
-    distances = {}
-    step = parse_step(entry.plan[0])
-    if len(entry.plan) == 1 and step.action == "move" and summary["base_start"]:
-        goal = move_goal(find_scene(scene_name), step.target)
-        for key in ("start", "end"):
-            x, y = summary[f"base_{key}"]
-            distances[f"goal_dist_{key}_m"] = round(float(np.hypot(x - goal.x, y - goal.y)), 4)
+    replans = summary["replans"]
+    first = replans[0]["steps_done"] if replans else len(summary["steps"])
+    outcomes = [s["success"] for s in summary["steps"][:first]]
+    distances = goal_distances(entry.plan, summary, scene_name)
     outcomes += [False] * (len(entry.plan) - len(outcomes))  # steps never reached fail
     motion = summary["motion"] or {}
     return {
@@ -208,7 +258,7 @@ def _execute_one(
         "collisions": motion.get("collisions"),
         "failure": next((s["reason"] for s in summary["steps"] if not s["success"]), ""),
         **distances,
-    }
+    } | ({"replans": len(replans), "injected": (summary["injected"] or {}).get("kind", "")} if replan else {})
 
 
 def _execute(
@@ -219,18 +269,20 @@ def _execute(
     params: list[Path],
     workers: int,
     start: float,
+    replan: tuple[int | None, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Execute every entry (in ``workers`` spawned processes when more than one), with progress."""
     done: dict[int, dict[str, Any]] = {}
     if workers <= 1:
         for i, entry in enumerate(entries):
-            done[i] = _execute_one(entry, scene_name, policy, params)
+            done[i] = _execute_one(entry, scene_name, policy, params, replan)
             _progress(len(done), len(entries), start, list(done.values()))
         return [done[i] for i in range(len(entries))]
 
     with episode_pool(workers) as pool:
         futures = {
-            pool.submit(_execute_one, entry, scene_name, policy, params): i for i, entry in enumerate(entries)
+            pool.submit(_execute_one, entry, scene_name, policy, params, replan): i
+            for i, entry in enumerate(entries)
         }
         for future in as_completed(futures):
             done[futures[future]] = future.result()
@@ -354,6 +406,8 @@ def _run(args: argparse.Namespace) -> int:
             params=list(args.params),
             workers=args.workers,
             steps=args.steps,
+            max_replans=args.replan,
+            inject=args.inject,
         )
     except ValueError as err:
         raise UsageError(str(err)) from None
@@ -390,8 +444,7 @@ def add_parser(sub: Any) -> None:
         default=1,
         help="simulator processes running episodes in parallel (default: 1)",
     )
-    p.add_argument(
-        "--steps", type=whole_number(0), default=0, help="execute the first N steps of each plan (0: all)"
-    )
+    p.add_argument("--steps", type=whole_number(0), default=0, help="run each plan's first N steps (0: all)")
+    add_replan_options(p)
     add_params_option(p)
     p.set_defaults(run=_run)

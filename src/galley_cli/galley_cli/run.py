@@ -13,6 +13,11 @@ executor and the recorder. The run shows progress per step and writes to ``--out
 * ``topdown.png``: the top-down image with the planned paths, the executed trajectory, and each
   object's start and end;
 * ``video.mp4`` with ``--video``: the base camera at 10 Hz.
+
+``--replan N`` lets the task executor ask the task planner up to N times for what remains after a
+failed or aborted step (the planner runs then even with ``--plan``); ``episode.json`` lists each
+replan's reason and plan under ``replans``. ``--inject knock|move`` disturbs the episode once
+(the ``failure_injector`` node; ``injected`` says what it did).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from galley_cli import add_params_option, seed_number
 from galley_cli.bringup import Given, build_host, stack_settings
 from galley_cli.errors import UsageError
 from galley_cli.overrides import PRECEDENCE_HELP, Resolved, shown_path
+from galley_cli.replanning import ReplanLog, add_replan_options
 from galley_cli.report import TopicLog, top_down_axes
 from galley_core.episode import sample_episode
 from galley_core.scene import Scene
@@ -95,6 +101,8 @@ def run_settings(
     policy: Path | None = None,
     episode_from: str | None = None,
     perturb: float = 0.0,
+    max_replans: int | None = None,
+    inject: str = "",
 ) -> Resolved:
     """The parameters ``galley run`` gives its nodes on top of the params files (module ``overrides``).
 
@@ -125,11 +133,16 @@ def run_settings(
             None, "the cameras being off (nothing publishes the camera topics; --video turns them on)"
         ),
     }
+    if max_replans is not None:
+        given["max_replans"] = Given(max_replans, f"--replan ({max_replans})")
+    if inject:
+        given["inject"] = Given(inject, f"--inject ({inject})")
     mode = stack.Mode(
         driver="oracle" if policy is None else "policy",
         cameras=cameras,
         record=out_dir is not None,
         perturb=perturb > 0,
+        inject=bool(inject),
     )
     return stack_settings(mode, given, params)
 
@@ -148,6 +161,8 @@ def run_episode(
     policy: Path | None = None,
     topdown: Literal["always", "failed"] = "always",
     perturb: float = 0.0,
+    max_replans: int | None = None,
+    inject: str = "",
 ) -> dict[str, Any]:
     """Run one episode and (with ``out_dir``) write its report; returns the episode summary.
 
@@ -156,7 +171,9 @@ def run_episode(
     sets ``sim.cameras_enabled`` (off by default). Values of a ``params`` file that the command
     replaces, or that win over its own, are printed as notes with ``progress``
     (:func:`run_settings`). ``perturb`` > 0 puts the perturber between the oracle and the simulator
-    (noise of that scale in short spells; ``galley collect --perturb``). ``topdown`` says when
+    (noise of that scale in short spells; ``galley collect --perturb``). ``max_replans`` and
+    ``inject`` are ``--replan`` and ``--inject`` (None and "": the params files' ``max_replans``, no
+    injection). ``topdown`` says when
     ``topdown.png`` is drawn: ``"always"``, or only for a ``"failed"`` episode (``galley collect``:
     the picture costs matplotlib about 0.25 s, and failures are what a person looks at).
     """
@@ -179,6 +196,8 @@ def run_episode(
         params=params or [],
         policy=policy,
         perturb=perturb,
+        max_replans=max_replans,
+        inject=inject,
     )
     if progress:
         for note in settings.notes:
@@ -186,7 +205,8 @@ def run_episode(
     mode = stack.Mode(
         driver="oracle" if policy is None else "policy",
         record=out_dir is not None,
-        planner=plan is None,
+        planner=plan is None or bool(max_replans),  # a replan needs the planner
+        inject=bool(inject),
         perturb=perturb > 0,
     )
     host = build_host(mode, settings, params or [])
@@ -200,6 +220,7 @@ def run_episode(
     probe.create_subscription(
         "/task_planner/status", "galley_msgs/msg/ActionStatus", planner_status.append, QoS.latched(10)
     )
+    replans = ReplanLog(probe)
     if progress:
         probe.create_subscription(
             "/episode/events", "galley_msgs/msg/EpisodeEvent", _printer(planned), QoS(depth=100)
@@ -213,8 +234,9 @@ def run_episode(
         )
     else:
         plan = _plan_with_planner(host, probe, instruction, planned, planner_status)
-    limit = host.node("task_executor").config.step_time_limit_s  # type: ignore[attr-defined]
-    host.run_until(lambda: bool(results), len(plan) * limit + _TIME_MARGIN_S)
+    config: Any = host.node("task_executor").config
+    limit = config.step_time_limit_s * len(plan) * (1 + 2 * config.max_replans)  # a replan: a plan again
+    host.run_until(lambda: bool(results), limit + _TIME_MARGIN_S)
     wall_s = time.perf_counter() - wall
     host.shutdown()
     summary = _summary(
@@ -228,6 +250,7 @@ def run_episode(
         sim_s=host.now_s,
         wall_s=wall_s,
     )
+    summary |= replans.summary(planned)
     if out_dir is not None:
         (out_dir / "episode.json").write_text(json.dumps(summary, indent=2) + "\n")
         if topdown == "always" or not summary["success"]:
@@ -389,6 +412,8 @@ def _run(args: argparse.Namespace) -> int:
             out_dir=out,
             video=args.video,
             params=list(args.params),
+            max_replans=args.replan,
+            inject=args.inject,
         )
     except EpisodeError as err:
         raise UsageError(str(err)) from None
@@ -413,5 +438,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--plan", default="", help='steps separated by ";" (default: ask the task_planner node)')
     p.add_argument("--out", type=Path, default=None, help="output folder (default: runs/run_<time>)")
     p.add_argument("--video", action="store_true", help="render the base camera and write video.mp4")
+    add_replan_options(p)
     add_params_option(p)
     p.set_defaults(run=_run)

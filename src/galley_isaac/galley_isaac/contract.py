@@ -54,6 +54,10 @@ MUJOCO_ONLY_SUBSCRIPTIONS = {
         "failed step should have left it; the bridge has no teleport, so that option needs the MuJoCo "
         "simulator"
     ),
+    "/sim/render_top_down": (
+        "replanning extra: the task planner asks for a fresh top-down image before it plans again; "
+        "under Isaac Sim it plans on the next image the bridge's top-down camera publishes"
+    ),
 }
 
 TF_TYPE = "tf2_msgs/msg/TFMessage"

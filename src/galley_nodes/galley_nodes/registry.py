@@ -15,6 +15,7 @@ NODES: dict[str, str] = {
     "arm_controller": "galley_nodes.nodes.arm_controller:ArmControllerNode",
     "diffusion_policy": "galley_nodes.nodes.diffusion_policy:DiffusionPolicyNode",
     "diff_drive_controller": "galley_nodes.nodes.diff_drive_controller:DiffDriveControllerNode",
+    "failure_injector": "galley_nodes.nodes.failure_injector:FailureInjectorNode",
     "global_planner": "galley_nodes.nodes.global_planner:GlobalPlannerNode",
     "map_server": "galley_nodes.nodes.map_server:MapServerNode",
     "monitor": "galley_nodes.nodes.monitor:MonitorNode",

@@ -59,12 +59,15 @@ class Mode:
     record: bool = False  # the recorder writes a rosbag2 of every topic
     markers: bool = False  # scene_markers draws the scene for rviz2 (the ROS 2 bring-ups)
     perturb: bool = False  # perturber adds noise to the oracle's commands (galley collect --perturb)
+    inject: bool = False  # failure_injector disturbs the episode once (galley eval --inject; MuJoCo only)
 
     def __post_init__(self) -> None:
         choices = {"graph": GRAPHS, "simulator": ("mujoco", "isaac"), "driver": ("oracle", "policy")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"Mode.{name} = {getattr(self, name)!r}: one of {', '.join(allowed)}")
+        if self.inject and self.simulator != "mujoco":
+            raise ValueError("failures are injected through MuJoCo's /sim/teleport: inject=True needs it")
 
 
 def flags(mode: Mode) -> dict[str, bool]:
@@ -79,6 +82,7 @@ def flags(mode: Mode) -> dict[str, bool]:
         "record": mode.record,
         "markers": mode.markers,
         "perturb": mode.perturb,
+        "inject": mode.inject,
     }
 
 
@@ -142,6 +146,7 @@ NODES: tuple[StackNode, ...] = (
     StackNode("monitor", KITCHEN),
     StackNode("task_planner", KITCHEN, when="planner"),
     StackNode("task_executor", KITCHEN),
+    StackNode("failure_injector", KITCHEN, when="inject"),
     StackNode("unicycle_base", ("square",)),
     StackNode("square_driver", ("square",)),
     StackNode("trajectory_logger", ("square",)),
@@ -176,6 +181,11 @@ PARAMS: tuple[Param, ...] = (
     Param("task_executor", "completion", Choice("policy", "criteria", "status")),
     Param("scene_markers", "scene", Input("scene")),
     Param("task_planner", "backend", Input("planner")),
+    # replanning after a failure: the executor asks, the recorder keeps recording through the ABORT
+    Param("task_executor", "max_replans", Input("max_replans")),
+    Param("recorder", "max_replans", Input("max_replans")),
+    Param("failure_injector", "scene", Input("scene")),
+    Param("failure_injector", "kind", Input("inject")),
     # ROS 2 only: the simulator owns time there (wall clock, publishes /clock); every other node
     # runs on /clock. The embedded host publishes its own clock.
     Param("sim", "use_sim_time", False, host="ros2"),
@@ -213,6 +223,7 @@ UNPRODUCED: tuple[Unproduced, ...] = (
     ),
     Unproduced("/arm/joint_command", "nothing drives the arm in the tour", graph="tour"),
     Unproduced("/sim/teleport", "the task executor's teleport_on_failure, absent in the tour", graph="tour"),
+    Unproduced("/sim/render_top_down", "the task planner's, to replan; absent in the tour", graph="tour"),
 )
 
 
@@ -334,4 +345,5 @@ def modes(graph: str = "kitchen") -> list[Mode]:
                 if driver == "policy" and not cameras:
                     continue  # a low-dim policy: the image policy's graph less the cameras
                 out.append(Mode(simulator=simulator, driver=driver, cameras=cameras, record=True))
+    out.append(Mode(cameras=False, record=True, inject=True))  # galley eval --inject
     return out

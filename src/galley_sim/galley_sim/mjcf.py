@@ -114,8 +114,10 @@ def _inertial(spec: ObjectSpec) -> str:
 
 def _object_body(spec: ObjectSpec) -> str:
     name = object_body_name(spec.name)
+    # A ball rolls: without rolling friction (condim 6) an apple set down rolled off the table.
+    condim = 6 if spec.shape == "sphere" else 4
     attrs = (
-        f'group="{OBJECT_GROUP}" contype="3" conaffinity="3" condim="4" '
+        f'group="{OBJECT_GROUP}" contype="3" conaffinity="3" condim="{condim}" '
         f'friction="{spec.friction:.6g} 0.01 0.0005" solref="0.005 1" solimp="0.95 0.99 0.001"'
     )
     geoms = "\n      ".join(_shape_geoms(spec, name, attrs))

@@ -6,7 +6,8 @@ takes an opening fraction 0..1). Publishes ``/odom``, ``/tf`` (map -> odom -> ba
 arm's jointed links, ``object/<name>`` in map), ``/tf_static`` (the links without a joint to their
 parent: laser, arm base, cameras, IMU), ``/joint_states``,
 ``/scan``, ``/imu/data``, the base RGB-D and wrist RGB cameras with camera_info, the top-down
-image (latched, once per episode), and ground truth for evaluation: ``/sim/ground_truth/base_pose``
+image (latched, once per episode and again on ``/sim/render_top_down``, std_msgs/Empty: a replan
+plans on the world as it is), and ground truth for evaluation: ``/sim/ground_truth/base_pose``
 and ``/sim/contacts`` (robot against walls and furniture).
 
 Time: physics runs in ticks of the fastest sensor rate; every message is stamped with physics
@@ -55,6 +56,7 @@ class SimNode(Node):
         Subscribes("cmd_vel", "geometry_msgs/msg/Twist", "on_cmd_vel"),
         Subscribes("arm/joint_command", "sensor_msgs/msg/JointState", "on_joint_command"),
         Subscribes("sim/teleport", "geometry_msgs/msg/PoseStamped", "on_teleport"),
+        Subscribes("sim/render_top_down", "std_msgs/msg/Empty", "on_render_top_down"),
     )
     publishes = (
         Publishes("odom", "nav_msgs/msg/Odometry"),
@@ -201,6 +203,10 @@ class SimNode(Node):
             self.log.warning(f"ignored /sim/teleport: {err.args[0] if err.args else err}")
             return
         self.log.info(f"teleported {frame} to ({pose.x:.2f}, {pose.y:.2f}, {pose.theta:.2f})")
+
+    def on_render_top_down(self, msg: Any) -> None:
+        """Render the top-down image again at the next tick (a replan plans on the world as it is)."""
+        self._top_down_due = True
 
     def _warn_once(self, key: str, text: str) -> None:
         if key not in self._warned:

@@ -10,7 +10,8 @@ PICK       ``pre_grasp``    ``pre_grasp_height_m`` above it (precise: 5 mm, 0.05
 PICK       ``descend``      at the grasp point (precise, or stalled within ``descend_tolerance_m``)
 PICK       ``grasp``        hold; close the gripper for ``grasp_close_s``, then check the grasp
 PICK       ``lift``         ``lift_height_m`` above the grasp point
-PICK       ``retreat``      ``retreat_distance_m`` further towards the arm's base, raised so the
+PICK       ``retreat``      ``retreat_distance_m`` further towards the arm's base (at most to
+                            ``retreat_min_radius_m`` from the shoulder), raised so the
                             object's bottom is at least ``carry_height_m`` above the root frame
                             (or stalled within ``retreat_tolerance_m``: the object is up already)
 PLACE      ``transport``    ``approach_height_m`` above where the tcp must be for the object to
@@ -64,6 +65,13 @@ class PickPlaceConfig(Config):
     lift_height_m: float = param(0.12, "lift height above the grasp point", unit="m", gt=0.0)
     retreat_distance_m: float = param(
         0.08, "after the lift, distance moved horizontally towards the arm's base", unit="m", ge=0.0
+    )
+    retreat_min_radius_m: float = param(
+        0.22,
+        "the retreat stops short of this horizontal distance from the shoulder: an arm folded closer "
+        "meets its elbow limit and stalls (an object picked near the base retreats less)",
+        unit="m",
+        ge=0.0,
     )
     carry_height_m: float = param(
         0.0,

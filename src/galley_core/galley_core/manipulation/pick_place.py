@@ -161,7 +161,9 @@ class PickPlace:
             0,
         ]
         norm = float(np.linalg.norm(toward_base))
-        back_world = toward_base / norm * c.retreat_distance_m if norm > 1e-6 else np.zeros(3)
+        # no nearer the shoulder than retreat_min_radius_m: folded tighter, the elbow stalls at its limit
+        back_m = min(c.retreat_distance_m, max(0.0, norm - c.retreat_min_radius_m))
+        back_world = toward_base / norm * back_m if norm > 1e-6 else np.zeros(3)
         back = rotz(-yaw) @ back_world  # in the object's frame at grasp time
         carry = max(c.lift_height_m, c.carry_height_m - float(position[2]))  # the bottom's rise
         self._phases = pick_phases(c, offset, closing, carry, back)

@@ -37,6 +37,7 @@ from galley_core.episode import sample_episode
 from galley_core.scene import Scene
 from galley_core.tasks.grammar import InvalidPlanError, parse_plan, valid_steps, validate_plan
 from galley_core.tasks.refusal import refusal
+from galley_core.tasks.replanning import PlanContext, scene_graph_text
 from galley_core.tasks.suite import SuiteEntry
 
 __all__ = [
@@ -113,13 +114,17 @@ class Planner(ABC):
     accepts_image: bool = False
 
     @abstractmethod
-    def plan(self, instruction: str, top_down_image: Any, scene: Scene) -> Plan:
+    def plan(
+        self, instruction: str, top_down_image: Any, scene: Scene, context: PlanContext | None = None
+    ) -> Plan:
         """Plan ``instruction`` in ``scene`` seen from above.
 
         Args:
             instruction: natural-language instruction.
             top_down_image: (H, W, 3) uint8 RGB top-down image of the episode, or None.
             scene: the scene (zones and objects).
+            context: when replanning after a failure, the state of the world and the steps done
+                (:mod:`galley_core.tasks.replanning`); the plan then covers what remains.
 
         Raises:
             PlanningError: no valid plan; ``kind`` and ``reason`` say why.
@@ -342,12 +347,14 @@ def build_prompt(
     *,
     examples: Sequence[Example] = (),
     accepts_image: bool = False,
+    context: PlanContext | None = None,
 ) -> Prompt:
     """The chat prompt for ``instruction``; every part can be switched off by ``config``.
 
     Messages are (role, text) pairs with roles ``system``, ``user`` and ``assistant``; examples
     are user/assistant turns before the instruction. The caller attaches the image to the last
-    user message when ``Prompt.image`` is true.
+    user message when ``Prompt.image`` is true. A replan's ``context`` goes in as MORE's scene graph
+    in text (:func:`~galley_core.tasks.replanning.scene_graph_text`) before the instruction.
     """
     messages: list[tuple[str, str]] = []
     if config.system_text:
@@ -362,6 +369,8 @@ def build_prompt(
     image = config.image and accepts_image
     if image:
         parts.append("Scene: see the top-down image.")
+    if context is not None:
+        parts.append(scene_graph_text(context, scene))
     parts.append(f"Instruction: {instruction}")
     messages.append(("user", "\n\n".join(parts)))
     constraints = constraints_for(scene, config.max_steps) if config.constrained else None
@@ -391,12 +400,16 @@ class TextPlanner(Planner):
             PlanningError: ``unavailable`` or ``timeout`` when the backend cannot answer.
         """
 
-    def plan(self, instruction: str, top_down_image: Any, scene: Scene) -> Plan:
+    def plan(
+        self, instruction: str, top_down_image: Any, scene: Scene, context: PlanContext | None = None
+    ) -> Plan:
         """See :meth:`Planner.plan`; an answer off the grammar is retried ``retries`` times."""
         text = check_instruction(instruction, scene)
         config = self.prompt_config
         examples = select_examples(text, self.suite, scene, config)
-        prompt = build_prompt(text, scene, config, examples=examples, accepts_image=self.accepts_image)
+        prompt = build_prompt(
+            text, scene, config, examples=examples, accepts_image=self.accepts_image, context=context
+        )
         errors = []
         for attempt in range(config.retries + 1):
             raw = self.generate(prompt, top_down_image if prompt.image else None, attempt)

@@ -7,6 +7,9 @@ filler dropped, synonyms read), with location references ("the thing in the red 
 the object the presence head sees there; instructions the scene cannot ground are refused before
 (:func:`~galley_core.tasks.planning.check_instruction`), and after decoding a plan is cleared of
 relocations nobody asked for, or refused when it moves nothing (the request is already fulfilled).
+When it plans again after a failure (a :class:`~galley_core.tasks.replanning.PlanContext`), the
+plan first made is the goal and :func:`~galley_core.tasks.replanning.remaining_plan` plans what
+remains from where the objects are now.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from galley_core.scene import Scene
 from galley_core.tasks.grammar import format_step, valid_steps
 from galley_core.tasks.language import canonical, location_references, read
 from galley_core.tasks.planning import Plan, Planner, PlanningError, check_instruction
+from galley_core.tasks.replanning import PlanContext, remaining_plan
 from galley_core.tasks.suite import gold_plan
 from galley_learning.planners.galley_model import (
     DEFAULT_WEIGHTS,
@@ -171,9 +175,24 @@ class GalleyPlanner(Planner):
                 )
         return {zone: obj for zone, (_, obj) in best.items()}
 
-    def plan(self, instruction: str, top_down_image: Any, scene: Scene) -> Plan:
-        """See :meth:`galley_core.tasks.planning.Planner.plan`; the image is required."""
-        return self.plan_batch([instruction], [top_down_image], scene)[0]
+    def plan(
+        self, instruction: str, top_down_image: Any, scene: Scene, context: PlanContext | None = None
+    ) -> Plan:
+        """See :meth:`galley_core.tasks.planning.Planner.plan`; the image is required.
+
+        With ``context``, the plan covers what remains of the context's first plan (or, without
+        one, of the network's plan for the instruction) from the context's state; it is empty when
+        the goal holds already.
+        """
+        if context is None:
+            return self.plan_batch([instruction], [top_down_image], scene)[0]
+        text = check_instruction(instruction, scene)
+        goal = context.plan or self.plan_batch([text], [top_down_image], scene)[0].steps
+        try:
+            steps = remaining_plan(goal, context, scene)
+        except ValueError as err:
+            raise PlanningError("out_of_scope", f"{text!r}: {err}") from None
+        return Plan(text, steps, self.name, 1, "")
 
     def plan_batch(self, instructions: Sequence[str], images: Sequence[Any], scene: Scene) -> list[Plan]:
         """Plans for several (instruction, image) pairs at once (faster for evaluation).

@@ -21,6 +21,7 @@ from typing import Any
 
 from galley_core.scene import Scene
 from galley_core.tasks.planning import Plan, Planner, PlanningError
+from galley_core.tasks.replanning import PlanContext
 
 __all__ = ["NATIVE_LIBRARIES", "PlannerProcess"]
 
@@ -43,7 +44,7 @@ _POLL_S = 0.05
 
 
 def _serve(connection: Connection, factory: Callable[[], Planner]) -> None:
-    """The child: build the planner, then answer ``(instruction, image, scene)`` requests until EOF."""
+    """The child: build the planner, then answer ``(instruction, image, scene, context)`` requests."""
     try:
         planner = factory()
     except PlanningError as err:
@@ -114,13 +115,15 @@ class PlannerProcess(Planner):
         """The worker's process id while it runs."""
         return None if self._process is None else int(self._process.pid)
 
-    def plan(self, instruction: str, top_down_image: Any, scene: Scene) -> Plan:
+    def plan(
+        self, instruction: str, top_down_image: Any, scene: Scene, context: PlanContext | None = None
+    ) -> Plan:
         """Plan in the worker; a dead or hung worker fails this request and is restarted for the next."""
         if self._connection is None:
             self._start()
         assert self._connection is not None
         try:
-            self._connection.send((instruction, top_down_image, scene))
+            self._connection.send((instruction, top_down_image, scene, context))
         except (BrokenPipeError, ConnectionResetError, EOFError):
             raise self._died("while receiving the instruction") from None
         answer = self._receive(self.timeout_s, "planning")

@@ -15,7 +15,8 @@ sidecar ``<bag>/episode.json``, both refreshed while recording. A process killed
 leaves a bag readable up to its last finished file (every ``split_period_s`` of ROS time) and the
 file it was writing unfinished; ``galley bag repair`` recovers that one up to its last whole chunk
 (:mod:`galley_runtime.recording.repair`), and ``galley replay`` names the repair until then. With
-``stop_on_abort`` the recording ends at the monitor's ABORT, as Kitchen-R's collector does.
+``stop_on_abort`` the recording ends at the monitor's ABORT, as Kitchen-R's collector does, unless
+the task executor replans after it (``max_replans``, the executor's): then it goes on to the end.
 The recorder refuses to start when less than ``min_free_disk_mb`` is free where it would write.
 
 Record one episode per recorder (one bag, one HDF5 file); add the recorder to an embedded host
@@ -57,6 +58,7 @@ _LATCHED = (
     "/arm/status",
     "/task/plan",
     "/task_planner/status",
+    "/failure_injector/injected",
 )
 
 
@@ -105,6 +107,12 @@ class RecorderConfig(Config):
         1024.0, "refuse to start (and stop) below this free space", unit="MB", ge=0.0
     )
     stop_on_abort: bool = param(True, "end the recording at the monitor's ABORT on /episode/events")
+    max_replans: int = param(
+        0,
+        "the task executor's max_replans: while replans are left an ABORT ends a plan, not the episode, "
+        "and stop_on_abort waits for the episode's end",
+        ge=0,
+    )
     queue_depth: int = param(1000, "subscription queue length per topic", ge=1)
 
 
@@ -169,7 +177,8 @@ class RecorderNode(Node):
             self.counts[topic] += 1
             self.busy_s += time.perf_counter() - start
             self.info.note(topic, msg)
-            if self.config.stop_on_abort and self.info.aborted:
+            final = len(self.info.replans) >= self.config.max_replans or self.info.done
+            if self.config.stop_on_abort and self.info.aborted and final:
                 abort = self.info.abort or {}
                 self.finish(f"aborted by the monitor ({abort.get('rule')}): {abort.get('reason')}")
 

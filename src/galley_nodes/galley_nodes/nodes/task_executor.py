@@ -8,6 +8,13 @@ waits for /arm/status. Each step is judged on ground truth from TF (``map -> bas
 ``step_time_limit_s`` of simulated time. Episode events (STEP_STARTED / STEP_SUCCEEDED /
 STEP_FAILED / EPISODE_DONE) go to /episode/events, where an ABORT from the monitor ends the
 episode; /task/status tells the state and /task/result (latched) the outcome.
+
+With ``max_replans`` > 0, a failed or aborted step does not end the episode while replans are left:
+the executor publishes the world state on /task/replan (std_msgs/String, a
+:class:`~galley_core.tasks.replanning.PlanContext` as JSON: where each object is, what the gripper
+holds, the steps done and why the last failed) and runs the plan the task planner answers with on
+/task/plan (an empty plan: the goal holds already). The monitor's ABORT of the failed step is
+then not the episode's end. /task/result lists the steps of every plan in order.
 """
 
 from __future__ import annotations
@@ -15,18 +22,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from galley_core.config import param
-from galley_core.geometry import Pose2D, Transform, quaternion_from_yaw
+from galley_core.geometry import Pose2D, quaternion_from_yaw
 from galley_core.scene import Scene
 from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal, place_target
 from galley_core.tasks.grammar import Action, InvalidPlanError, Step, parse_plan, validate_plan
-from galley_core.tasks.judging import judge_step, robot_zone
-from galley_core.tf_tree import TransformError
+from galley_core.tasks.judging import judge_step, move_succeeded, robot_zone
+from galley_core.tasks.replanning import EpisodeReplans
+from galley_nodes.nodes.ground_truth import TfGroundTruth
 from galley_runtime import messages
 from galley_runtime.config_files import find_scene
-from galley_runtime.conversions import pose_msg, transform_from_msg
+from galley_runtime.conversions import pose_msg
 from galley_runtime.msg_constants import (
     ABORT,
     ACTION_ACTIVE,
@@ -66,6 +72,12 @@ class TaskExecutorConfig(ExecutorConfig):
     )
     gripper_frame: str = param("gripper_link", "TF frame of the gripper (completion 'criteria')")
     tcp_offset_m: float = param(0.11, "tool centre point along the gripper frame's x", unit="m")
+    max_replans: int = param(
+        0,
+        "replans per episode after a failed or aborted step: the task planner plans what remains "
+        "from the world state (/task/replan); 0: the first failure ends the episode",
+        ge=0,
+    )
 
 
 #: The steps whose end /navigation/status and /arm/status report.
@@ -84,6 +96,9 @@ class TaskExecutorNode(Node):
         Subscribes("planner/status", "galley_msgs/msg/ActionStatus", "on_planner_status", QoS.latched(10)),
         Subscribes("arm/status", "galley_msgs/msg/ActionStatus", "on_arm_status", QoS.latched(10)),
         Subscribes("episode/events", "galley_msgs/msg/EpisodeEvent", "on_episode_event", QoS(depth=100)),
+        Subscribes(
+            "task_planner/status", "galley_msgs/msg/ActionStatus", "on_task_planner_status", QoS.latched(10)
+        ),
     )
     publishes = (
         Publishes("goal_pose", "geometry_msgs/msg/PoseStamped"),
@@ -92,6 +107,7 @@ class TaskExecutorNode(Node):
         Publishes("task/status", "galley_msgs/msg/ActionStatus", QoS.latched()),
         Publishes("task/result", "galley_msgs/msg/EpisodeResult", QoS.latched()),
         Publishes("sim/teleport", "geometry_msgs/msg/PoseStamped"),
+        Publishes("task/replan", "std_msgs/msg/String"),
     )
     timers = (Timer("on_tick", period_s=lambda c: 1.0 / c.rate_hz),)
     uses_tf = True
@@ -104,21 +120,32 @@ class TaskExecutorNode(Node):
         self._step_start_ns = 0
         self._active_seen = False
         self._place_goal: tuple[float, float, float] | None = None
+        self.truth = TfGroundTruth(self, self.scene)
+        self.replans = EpisodeReplans(config.max_replans)
+        self._replan_ns = 0
         self._status(ACTION_IDLE, "", "waiting for a plan on /task/plan")
 
     # -- plan ----------------------------------------------------------------------------------
 
     def on_plan(self, msg: Any) -> None:
         steps = list(msg.steps)
+        replan = self.replans.pending
         try:
             plan = parse_plan(steps)
             validate_plan(plan, self.scene)
-            if not plan:
+            if not plan and not replan:  # an empty replan: nothing remains to do
                 raise InvalidPlanError("the plan has no steps")
         except InvalidPlanError as err:
             self._status(ACTION_FAILED, msg.instruction, f"plan rejected, nothing executed: {err}")
+            if replan:
+                self._replan_failed(f"the replan was rejected: {err}")
             return
-        self.instruction = msg.instruction
+        if replan:
+            self.replans.answered(steps)
+            self.log.info(f"replan {self.replans.count}: {'; '.join(steps) or 'nothing remains'}")
+        else:
+            self.instruction = msg.instruction
+            self.replans.start(steps)
         self.runner = PlanRunner(plan, self.config)
         self.log.info(f"executing {len(self.runner.plan)} steps for {msg.instruction!r}")
         self._begin()
@@ -147,8 +174,8 @@ class TaskExecutorNode(Node):
                 ),
             )
         else:
-            base = self._base_pose()
-            poses = self._object_poses()
+            base = self.truth.base_pose()
+            poses = self.truth.object_poses()
             others = {n: (t.translation[0], t.translation[1]) for n, t in poses.items()}
             zone = robot_zone(self.scene, base)
             self._place_goal = place_target(self.scene, zone, step.target, others, (base.x, base.y))
@@ -211,9 +238,17 @@ class TaskExecutorNode(Node):
             reason = f"aborted by {msg.rule or 'the monitor'}: {msg.reason}"
             self.log.warning(reason)
             self.runner.abort(reason, self.now_s())
-            self._finish_episode()
+            if not self._replan(reason):
+                self._finish_episode()
+
+    def on_task_planner_status(self, msg: Any) -> None:
+        stamp = messages.time_ns_from_msg(msg.header.stamp)
+        if self.replans.pending and msg.state == ACTION_FAILED and stamp >= self._replan_ns:
+            self._replan_failed(f"no replan: {msg.reason}")
 
     def on_tick(self) -> None:
+        if self.replans.pending and self.now_ns() - self._replan_ns > self.config.step_time_limit_s * 1e9:
+            self._replan_failed(f"no replan within the {self.config.step_time_limit_s:.0f} s step time limit")
         runner = self.runner
         if runner is None or runner.done:
             return
@@ -245,7 +280,7 @@ class TaskExecutorNode(Node):
         return judge_step(
             self.runner,
             self.scene,
-            _TfGroundTruth(self),
+            self.truth,
             c,
             place_goal=self._place_goal,
             hold_distance_m=c.pick_hold_distance_m if c.completion == "criteria" else None,
@@ -265,7 +300,37 @@ class TaskExecutorNode(Node):
             + (f" ({reason})" if reason else "")
         )
         self.log.info(text) if success else self.log.warning(text)  # one call site per severity (rclpy)
-        self._begin()
+        if success or not runner.stopped or not self._replan(reason):
+            self._begin()
+
+    # -- replanning ----------------------------------------------------------------------------
+
+    def _replan(self, reason: str) -> bool:
+        """Ask the task planner for what remains, if a replan is left; whether one was asked for."""
+        runner = self.runner
+        assert runner is not None
+        done = [(r.step, r.success, r.duration_s, r.reason) for r in runner.results]
+        if not self.replans.request(done, reason):
+            return False
+        self._replan_ns = self.now_ns()
+        objects = self.truth.locate(self.config.pick_hold_distance_m)
+        base = self.truth.base_pose()
+        zone = robot_zone(self.scene, base)
+        if not move_succeeded(base, move_goal(self.scene, zone), self.config)[0]:
+            zone = ""  # between zones (an abort mid-drive): the plan drives first
+        context = self.replans.context(self.instruction, objects, zone)
+        self.publish("task/replan", self.msg("std_msgs/msg/String", data=context.to_json()))
+        count = f"{self.replans.count}/{self.config.max_replans}"
+        self._status(ACTION_ACTIVE, self.instruction, f"replanning ({count}): {reason}")
+        self.log.warning(f"replan {count} requested: {reason}")
+        return True
+
+    def _replan_failed(self, reason: str) -> None:
+        """No plan came for the replan: the episode ends with the failure it had."""
+        self.replans.pending = False
+        self.replans.replans[-1]["error"] = reason
+        self.log.warning(reason)
+        self._finish_episode()
 
     def _teleport_after(self, step: Step) -> None:
         """Leave the world as the failed step should have (``teleport_on_failure``)."""
@@ -289,7 +354,8 @@ class TaskExecutorNode(Node):
         runner = self.runner
         if runner is None:
             return
-        results = runner.results
+        earlier = self.replans.earlier
+        results = [(r.step, r.success, r.duration_s, r.reason) for r in runner.results]
         self._event(EPISODE_DONE, None, "" if runner.success else "a step failed")
         self.publish(
             "task/result",
@@ -297,10 +363,10 @@ class TaskExecutorNode(Node):
                 "galley_msgs/msg/EpisodeResult",
                 header=self._header(),
                 instruction=self.instruction,
-                plan=[str(s) for s in runner.plan],
-                step_success=[r.success for r in results],
-                step_duration_s=[r.duration_s for r in results],
-                step_reason=[r.reason for r in results],
+                plan=[s[0] for s in earlier] + [str(s) for s in runner.plan],
+                step_success=[s[1] for s in earlier + results],
+                step_duration_s=[s[2] for s in earlier + results],
+                step_reason=[s[3] for s in earlier + results],
                 success=runner.success,
             ),
         )
@@ -354,42 +420,3 @@ class TaskExecutorNode(Node):
                 reason=reason,
             ),
         )
-
-    def _base_pose(self) -> Pose2D:
-        return transform_from_msg(
-            self.lookup_transform(self.config.map_frame, self.config.base_frame)
-        ).to_pose2d()
-
-    def _object_poses(self) -> dict[str, Transform]:
-        poses = {}
-        for name in self.scene.object_names:
-            try:
-                poses[name] = transform_from_msg(
-                    self.lookup_transform(self.config.map_frame, f"object/{name}")
-                )
-            except TransformError:
-                continue
-        return poses
-
-
-class _TfGroundTruth:
-    """The judge's :class:`~galley_core.tasks.judging.GroundTruth`: TF, looked up when asked."""
-
-    def __init__(self, node: TaskExecutorNode) -> None:
-        self.node = node
-
-    def base_pose(self) -> Pose2D:
-        return self.node._base_pose()
-
-    def object_pose(self, name: str) -> Transform:
-        try:
-            return transform_from_msg(
-                self.node.lookup_transform(self.node.config.map_frame, f"object/{name}")
-            )
-        except TransformError:
-            raise KeyError(name) from None  # reads as the object's name, as a missing pose always has
-
-    def tcp(self) -> np.ndarray[Any, Any]:
-        c = self.node.config
-        gripper = transform_from_msg(self.node.lookup_transform(c.map_frame, c.gripper_frame))
-        return gripper.apply(np.array([c.tcp_offset_m, 0.0, 0.0]))

@@ -9,6 +9,11 @@ instruction that arrives before the image waits for it when the backend reads im
 The ``llama_cpp`` and ``transformers`` backends run in a worker process (``worker``): if their native
 code crashes or hangs, the instruction fails with ``unavailable`` (how the worker died, the library
 and the fix) or ``timeout``, and the host, the simulator and the recorder go on.
+A replan request on /task/replan (std_msgs/String: the task executor's
+:class:`~galley_core.tasks.replanning.PlanContext` as JSON, after a failed step) asks the simulator
+for a fresh top-down image (/sim/render_top_down, std_msgs/Empty), then plans again with the
+context: what remains of the instruction from where the objects are now, published on /task/plan
+like any plan (with no steps when nothing remains).
 Failure reasons start with the kind (``empty_instruction``, ``unknown_name``, ``off_grammar``,
 ``unavailable``, ``timeout``, ...) of :class:`galley_core.tasks.planning.PlanningError`.
 """
@@ -22,6 +27,7 @@ import numpy as np
 from galley_core.config import sub_config
 from galley_core.scene import Scene
 from galley_core.tasks.planning import Planner, PlanningError, PromptConfig
+from galley_core.tasks.replanning import PlanContext
 from galley_core.tasks.suite import SuiteError
 from galley_learning.planners import make_planner
 from galley_learning.planners.configured import TaskPlannerConfig, backend_options, load_suite_entries
@@ -49,10 +55,12 @@ class TaskPlannerNode(Node):
     subscribes = (
         Subscribes("task/instruction", "std_msgs/msg/String", "on_instruction", QoS(depth=10)),
         Subscribes("camera/top_down/image_raw", "sensor_msgs/msg/Image", "on_image", QoS.latched()),
+        Subscribes("task/replan", "std_msgs/msg/String", "on_replan", QoS(depth=10)),
     )
     publishes = (
         Publishes("task/plan", "galley_msgs/msg/TaskPlan", QoS.latched()),
         Publishes("task_planner/status", "galley_msgs/msg/ActionStatus", QoS.latched()),
+        Publishes("sim/render_top_down", "std_msgs/msg/Empty"),
     )
 
     def __init__(self, host: Any, config: TaskPlannerConfig) -> None:
@@ -60,6 +68,7 @@ class TaskPlannerNode(Node):
         self.scene: Scene = find_scene(config.scene)
         self.image: np.ndarray[Any, Any] | None = None
         self.pending: str | None = None
+        self.replan: PlanContext | None = None
         self.planner: Planner | None = None
         self._error = ""
         try:
@@ -88,6 +97,23 @@ class TaskPlannerNode(Node):
         if self.pending is not None:
             instruction, self.pending = self.pending, None
             self._plan(instruction)
+        if self.replan is not None:
+            context, self.replan = self.replan, None
+            self._plan(context.instruction, context)
+
+    def on_replan(self, msg: Any) -> None:
+        try:
+            context = PlanContext.from_json(msg.data)
+        except ValueError as err:
+            self._status(ACTION_FAILED, "", str(err))
+            return
+        planner = self.planner
+        if planner is not None and planner.accepts_image:  # plan on the world as it is now
+            self.replan = context
+            self.publish("sim/render_top_down", self.msg("std_msgs/msg/Empty"))
+            self._status(ACTION_ACTIVE, context.instruction, "replanning: waiting for a fresh top-down image")
+            return
+        self._plan(context.instruction, context)
 
     def on_instruction(self, msg: Any) -> None:
         planner = self.planner
@@ -99,13 +125,13 @@ class TaskPlannerNode(Node):
             return
         self._plan(msg.data)
 
-    def _plan(self, instruction: str) -> None:
+    def _plan(self, instruction: str, context: PlanContext | None = None) -> None:
         if self.planner is None:
             self._status(ACTION_FAILED, instruction, self._error)
             return
         self._status(ACTION_ACTIVE, instruction, "")
         try:
-            plan = self.planner.plan(instruction, self.image, self.scene)
+            plan = self.planner.plan(instruction, self.image, self.scene, context)
         except PlanningError as err:
             self.log.warning(f"no plan for {instruction!r}: {err}")
             self._status(ACTION_FAILED, instruction, str(err))

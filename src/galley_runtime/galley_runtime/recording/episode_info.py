@@ -3,6 +3,11 @@
 Sources: ``/sim/preflight`` (the simulator's latched preflight report: scene, seed, the episode),
 ``/task/plan`` (the plan), ``/episode/events`` (steps started, succeeded, failed; the monitor's
 ABORT), ``/monitor/events`` (the monitor's verdicts) and ``/task/result`` (the executor's outcome).
+
+With replanning, the executor's requests on ``/task/replan`` (a PlanContext as JSON) and the plans
+answering them on ``/task/plan`` are the episode's ``replans`` (reason, context, plan, and the
+monitor's ABORT of the failed step, which then does not fail the episode); ``steps`` go on across
+plans, each with the number of the plan it belongs to (0: the first).
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ class EpisodeInfo:
         self.abort: dict[str, Any] | None = None
         self.result: dict[str, Any] | None = None
         self.done = False
+        self.replans: list[dict[str, Any]] = []
+        self._awaiting = False  # a replan was asked for and its plan has not come
+        self._offset = 0  # index in ``steps`` of the current plan's first step
         self.recording: dict[str, Any] = dict(recording)
         self.changed = True
 
@@ -51,6 +59,7 @@ class EpisodeInfo:
             "/episode/events": self._event,
             "/monitor/events": self._verdict,
             "/task/result": self._result,
+            "/task/replan": self._replan,
         }.get(topic)
         if handler is not None:
             handler(msg)
@@ -66,17 +75,36 @@ class EpisodeInfo:
                 self.episode = json.loads(values["episode"])
 
     def _plan(self, msg: Any) -> None:
+        if self._awaiting:
+            self.replans[-1]["plan"] = [str(s) for s in msg.steps]
+            self._awaiting = False
+            return
         self.instruction = str(msg.instruction)
         self.plan = [str(s) for s in msg.steps]
 
+    def _replan(self, msg: Any) -> None:
+        try:
+            context = json.loads(str(msg.data))
+        except ValueError:
+            context = {"unreadable": str(msg.data)}
+        entry = {"reason": context.get("failure", ""), "context": context, "plan": [], "abort": self.abort}
+        self.replans.append(entry)
+        self.abort, self._awaiting = None, True  # the abort of the failed step ends a plan, not the episode
+        self._offset = max(self.steps, default=-1) + 1
+
     def _event(self, msg: Any) -> None:
         kind, index = int(msg.kind), int(msg.step_index)
+        at, plan = index + self._offset if index >= 0 else index, len(self.replans)
         if kind == STEP_STARTED:
-            self.steps[index] = {"index": index, "step": str(msg.step), "result": "started"}
+            self.steps[at] = {"index": index, "step": str(msg.step), "result": "started"}
+            if plan:
+                self.steps[at]["plan"] = plan
         elif kind in _KINDS:
-            entry = self.steps.setdefault(index, {"index": index, "step": str(msg.step)})
+            entry = self.steps.setdefault(at, {"index": index, "step": str(msg.step)})
             entry.update(result=_KINDS[kind], reason=str(msg.reason))
-        elif kind == ABORT and self.abort is None:
+        elif kind == ABORT and self._awaiting and self.replans[-1]["abort"] is None:
+            self.replans[-1]["abort"] = {"rule": str(msg.rule), "reason": str(msg.reason)}
+        elif kind == ABORT and self.abort is None and not self._awaiting:
             self.abort = {
                 "rule": str(msg.rule),
                 "reason": str(msg.reason),
@@ -134,6 +162,8 @@ class EpisodeInfo:
             "abort": self.abort,
             "result": self.result,
             "episode_done": self.done,
+            "replans": self.replans,
+            "replan_count": len(self.replans),
             "success": self.success,
             "software_version": software_version(),
             "recording": self.recording,
