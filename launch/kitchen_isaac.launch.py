@@ -37,9 +37,17 @@ ARGUMENTS = (
 )
 
 #: The mode's flags this file settles: Isaac Sim stands in for the MuJoCo simulator, the oracle
-#: nodes drive, scene markers and the task planner run, nothing injects failures; only ``record`` is
-#: left to its argument.
-FIXED = {"mujoco": False, "oracle": True, "policy": False, "markers": True, "planner": True, "inject": False}
+#: nodes drive, scene markers and the task planner run, nothing injects failures nor perturbs the
+#: oracle; only ``record`` is left to its argument.
+FIXED = {
+    "mujoco": False,
+    "oracle": True,
+    "policy": False,
+    "markers": True,
+    "planner": True,
+    "inject": False,
+    "perturb": False,
+}
 
 
 def generate_launch_description() -> LaunchDescription:

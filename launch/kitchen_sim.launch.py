@@ -42,8 +42,8 @@ ARGUMENTS = (
 )
 
 #: The mode's flags this file settles: the MuJoCo simulator, scene markers and the task planner run;
-#: no failure is injected (galley eval --inject does that).
-FIXED = {"mujoco": True, "markers": True, "planner": True, "inject": False}
+#: no failure is injected (galley eval --inject does that), nor the oracle perturbed (galley collect).
+FIXED = {"mujoco": True, "markers": True, "planner": True, "inject": False, "perturb": False}
 
 
 def generate_launch_description() -> LaunchDescription:

@@ -42,7 +42,8 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def dataset(collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("data") / "dataset"
-    build_dataset(collection, out, DatasetConfig(image_size=(32, 24), val_fraction=0.5))
+    config = DatasetConfig(image_size=(32, 24), val_fraction=0.5, observation="goal", actions="delta")
+    build_dataset(collection, out, config)
     return out
 
 
@@ -116,7 +117,8 @@ def test_dataset_files_split_and_statistics(dataset: Path) -> None:
 
 
 def test_dataset_built_in_parallel_is_the_same(collection: Path, dataset: Path, tmp_path: Path) -> None:
-    build_dataset(collection, tmp_path / "p", DatasetConfig(image_size=(32, 24), val_fraction=0.5), workers=2)
+    config = DatasetConfig(image_size=(32, 24), val_fraction=0.5, observation="goal", actions="delta")
+    build_dataset(collection, tmp_path / "p", config, workers=2)
     serial, parallel = PolicyData.open(dataset), PolicyData.open(tmp_path / "p")
     assert parallel.meta["steps"] == serial.meta["steps"] and parallel.splits == serial.splits
     assert parallel.meta["stats"] == serial.meta["stats"]
@@ -207,8 +209,12 @@ def test_policy_node_sees_what_training_sees(
     run_episode(
         "Move the bowl to the green zone", seed=0, out_dir=tmp_path / "ep", params=[params], policy=run
     )
-    frames = episode_frames(tmp_path / "ep" / "bag", image_size=(32, 24))
-    h = PolicyRunner(run).config.obs_horizon
+    config = PolicyRunner(run).config
+    assert (config.observation, config.actions) == ("goal", "delta")  # the dataset's
+    frames = episode_frames(
+        tmp_path / "ep" / "bag", image_size=(32, 24), observation=config.observation, actions=config.actions
+    )
+    h = config.obs_horizon
     assert len(seen) >= 3
     for chunk in seen[:-1]:  # the last may fall after the bag's last tick
         k = int(np.argmin(np.abs(frames.t_s - chunk["t_s"])))
@@ -218,6 +224,8 @@ def test_policy_node_sees_what_training_sees(
         for camera, images in chunk["images"].items():
             np.testing.assert_array_equal(images[-1], frames.images[camera][k])
         np.testing.assert_allclose(chunk["chunk"][0, :2], frames.action[k, :2], atol=1e-6)
+    # The step's target came through: the executor's goal, seen from the robot, in both.
+    assert np.abs(np.stack([c["state"][-1] for c in seen])[:, -13:-8]).max() > 0.1
 
 
 def test_policy_node_names_a_missing_run(tmp_path: Path) -> None:

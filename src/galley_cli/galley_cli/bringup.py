@@ -77,5 +77,7 @@ def build_host(mode: stack.Mode, settings: Resolved, params: Sequence[Path]) -> 
     """
     host = EmbeddedHost([*default_params_files(), *params])
     for name in stack.nodes(mode):
-        host.add_node(load_node_class(name), parameters=settings.parameters.get(name, {}))
+        remapped = stack.remappings(mode, name)
+        extra = {"remappings": remapped} if remapped else {}
+        host.add_node(load_node_class(name), parameters=settings.parameters.get(name, {}), **extra)
     return host

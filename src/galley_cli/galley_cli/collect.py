@@ -18,12 +18,21 @@ was received at, and /clock at 100 Hz would be a fifth of the messages. ``galley
 its own clock; ``ros2 bag play --clock`` publishes one from the timestamps.
 
 Episodes already in ``--out`` are kept: running again with a larger ``--episodes`` adds the rest.
+
+``--perturb SCALE`` collects demonstrations with recoveries (DART, Laskey et al. 2017): the
+``perturber`` node adds noise to the oracle's /cmd_vel and arm commands in short spells before the
+simulator follows them, while the bag's actions stay what the oracle commanded, so the data show
+how the oracle comes back from where the noise pushed the robot. SCALE multiplies the perturber's
+standard deviations (0.06 m/s, 0.35 rad/s, 0.08 rad per arm joint at 1; config/galley.yaml's
+``perturber`` section sets them and the spells' timing). ``--steps N`` keeps the first N steps of
+each gold plan (``--steps 1``: one move per episode).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import shutil
 import time
@@ -69,6 +78,8 @@ class CollectConfig:
     camera_rate_hz: float = 10.0
     suite: str = "kitchen_v1"
     scene: str = "kitchen"
+    perturb: float = 0.0  # noise scale on the oracle's commands (perturber); 0: none
+    steps: int = 0  # the first this many steps of each gold plan; 0: all
 
 
 def _params_yaml(config: CollectConfig) -> str:
@@ -99,12 +110,13 @@ def _choose(config: CollectConfig, number: int, entries: list[Any], scene: Any) 
             _, steps = plan_for_instruction(entry.instruction, scene, episode)
         except InvalidPlanError:
             continue
-        return entry.instruction, seed, [str(s) for s in steps]
+        plan = [str(s) for s in steps]
+        return entry.instruction, seed, plan[: config.steps] if config.steps > 0 else plan
     raise ValueError(f"no suite instruction has a plan in episode seed {seed}")
 
 
 def _run_one(
-    *, instruction: str, seed: int, plan: list[str], scene: str, work: str, params: str
+    *, instruction: str, seed: int, plan: list[str], scene: str, work: str, params: str, perturb: float
 ) -> dict[str, Any]:
     """One episode into ``work`` (a worker process); returns its summary."""
     start = time.perf_counter()
@@ -118,6 +130,7 @@ def _run_one(
         params=[Path(params)],
         progress=False,
         topdown="failed",
+        perturb=perturb,
     )
     summary["collect_wall_s"] = round(time.perf_counter() - start, 2)
     return summary
@@ -164,6 +177,7 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
                         scene=scene.name,
                         work=str(out / ".work" / name),
                         params=str(params),
+                        perturb=config.perturb,
                     )
                 ] = name
             finished_now, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -241,6 +255,8 @@ def _write_records(
             "camera_rate_hz": config.camera_rate_hz,
             "suite": config.suite,
             "scene": config.scene,
+            "perturb": config.perturb,
+            "steps": config.steps,
         },
         "episodes_total": len(records),
         "episodes_succeeded": ok,
@@ -270,6 +286,8 @@ def _run(args: argparse.Namespace) -> int:
         camera_rate_hz=args.camera_rate,
         suite=args.suite,
         scene=args.scene,
+        perturb=args.perturb,
+        steps=args.steps,
     )
     try:
         report = collect(config)
@@ -282,6 +300,17 @@ def _run(args: argparse.Namespace) -> int:
         f"({run['episodes_per_hour']} episodes/h); train with: galley train --data {args.out} --out RUN"
     )
     return 0
+
+
+def _scale(text: str) -> float:
+    """argparse type of --perturb: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (>= 0; 0: no perturbation)") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text} is not allowed: a number >= 0 (0: no perturbation)")
+    return value
 
 
 def add_parser(sub: Any) -> None:
@@ -303,4 +332,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--camera-rate", type=positive_number, default=10.0, help="camera rate, Hz (default: 10)")
     p.add_argument("--suite", default="kitchen_v1", help="instruction suite (train split is used)")
     p.add_argument("--scene", default="kitchen", help="scene name (default: kitchen)")
+    p.add_argument(
+        "--perturb",
+        type=_scale,
+        default=0.0,
+        metavar="SCALE",
+        help="noise on the oracle's commands in short spells, recording what it commands (DART); 0: none",
+    )
+    p.add_argument(
+        "--steps", type=whole_number(0), default=0, help="keep the first N steps of each plan (0: all)"
+    )
     p.set_defaults(run=_run)

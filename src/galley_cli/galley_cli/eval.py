@@ -24,6 +24,11 @@ task executor's ``teleport_on_failure``, the monitor's ``abort_on_failure``; a f
 ends the episode: nothing can be teleported into the gripper), after the collection's
 ``params.yaml``, which gives the policy the cameras it was trained with.
 
+``--steps N`` executes the first N steps of each gold plan (``--steps 1``: the first move alone).
+Where every plan is a single move, ``metrics.json`` also has ``goal_dist_start_m`` and
+``goal_dist_end_m``: the base centre's mean distance from its goal at the start and at the end,
+so that a policy that does not arrive still shows whether it drove towards the goal.
+
 ``--replan N`` (policy and joint modes) lets the executor replan up to N times per episode after a
 failed step (MORE); ``--inject knock|move`` disturbs every episode once on purpose (an object
 knocked out of the gripper during transport, or the next object moved while the robot drives).
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import time
 from concurrent.futures import as_completed
@@ -50,7 +56,8 @@ from galley_cli import add_params_option, episode_pool, whole_number
 from galley_cli.errors import UsageError
 from galley_cli.overrides import PRECEDENCE_HELP
 from galley_cli.replanning import add_replan_options
-from galley_cli.run import run_episode, run_settings
+from galley_cli.report import goal_distances
+from galley_cli.run import policy_sees_images, run_episode, run_settings
 from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
 from galley_core.tasks.suite import SuiteEntry, load_suite
 from galley_learning.planners.evaluate import predict_suite_plans
@@ -61,7 +68,7 @@ __all__ = ["add_parser", "evaluate"]
 MODES = ("planner", "policy", "joint")
 
 
-def _entries(suite: Path | None, split: str, count: int) -> tuple[str, list[SuiteEntry]]:
+def _entries(suite: Path | None, split: str, count: int, steps: int = 0) -> tuple[str, list[SuiteEntry]]:
     path = suite
     if path is None:
         found = [p for d in config_dirs() for p in sorted((d / "suites").glob("*.yaml"))]
@@ -74,7 +81,10 @@ def _entries(suite: Path | None, split: str, count: int) -> tuple[str, list[Suit
         raise FileNotFoundError(
             f"suite {path} has no instructions in split {split!r} (train, test, unseen, all)"
         )
-    return scene, chosen[:count] if count > 0 else chosen
+    chosen = chosen[:count] if count > 0 else chosen
+    if steps > 0:
+        chosen = [dataclasses.replace(e, plan=tuple(e.plan[:steps])) for e in chosen]
+    return scene, chosen
 
 
 def predict_plans(planner: str, entries: list[SuiteEntry], scene: str) -> list[list[str]]:
@@ -96,6 +106,7 @@ def evaluate(
     policy: Path | None = None,
     params: list[Path] | None = None,
     workers: int = 1,
+    steps: int = 0,
     max_replans: int | None = None,
     inject: str = "",
 ) -> dict[str, Any]:
@@ -103,18 +114,19 @@ def evaluate(
 
     ``params``: extra ROS 2 params files layered on config/galley.yaml for every episode.
     ``workers``: simulator processes executing episodes in parallel (policy and joint modes).
+    ``steps``: execute only the first this many steps of each gold plan (0: all).
     ``max_replans``, ``inject``: ``--replan`` and ``--inject`` (policy and joint modes).
     """
     replanning = max_replans is not None or bool(inject)
     _check_options(mode, policy, replanning)
-    scene_name, entries = _entries(suite, split, episodes)
+    scene_name, entries = _entries(suite, split, episodes, steps)
     out_dir.mkdir(parents=True, exist_ok=True)
     if mode in ("policy", "joint") and entries:  # what every episode does with the --params values
         settings = run_settings(
             scene_name,
             entries[0].seed,
             out_dir=None,
-            cameras=policy is not None,
+            cameras=policy_sees_images(policy),
             params=params or [],
             policy=policy,
             episode_from="the suite entry's episode",
@@ -232,6 +244,7 @@ def _execute_one(
     replans = summary["replans"]
     first = replans[0]["steps_done"] if replans else len(summary["steps"])
     outcomes = [s["success"] for s in summary["steps"][:first]]
+    distances = goal_distances(entry.plan, summary, scene_name)
     outcomes += [False] * (len(entry.plan) - len(outcomes))  # steps never reached fail
     motion = summary["motion"] or {}
     return {
@@ -244,6 +257,7 @@ def _execute_one(
         "path_length_m": motion.get("path_length_m"),
         "collisions": motion.get("collisions"),
         "failure": next((s["reason"] for s in summary["steps"] if not s["success"]), ""),
+        **distances,
     } | ({"replans": len(replans), "injected": (summary["injected"] or {}).get("kind", "")} if replan else {})
 
 
@@ -329,6 +343,9 @@ def _metrics(
             for step, ok in zip(entry.plan, outcomes, strict=True):
                 by_action.setdefault(step.split()[0], []).append(ok)
         metrics["sr_by_action"] = {k: sum(v) / len(v) for k, v in sorted(by_action.items())}
+        if rows and all("goal_dist_end_m" in r for r in rows):
+            for key in ("goal_dist_start_m", "goal_dist_end_m"):
+                metrics[key] = round(float(np.mean([r[key] for r in rows])), 4)
     if step_em and step_success:
         metrics["m"] = m_metric(step_em, step_success)
     return metrics
@@ -388,6 +405,7 @@ def _run(args: argparse.Namespace) -> int:
             policy=args.policy,
             params=list(args.params),
             workers=args.workers,
+            steps=args.steps,
             max_replans=args.replan,
             inject=args.inject,
         )
@@ -426,6 +444,7 @@ def add_parser(sub: Any) -> None:
         default=1,
         help="simulator processes running episodes in parallel (default: 1)",
     )
+    p.add_argument("--steps", type=whole_number(0), default=0, help="run each plan's first N steps (0: all)")
     add_replan_options(p)
     add_params_option(p)
     p.set_defaults(run=_run)

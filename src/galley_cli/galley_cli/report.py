@@ -6,6 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from galley_core.tasks.executor import move_goal
+from galley_core.tasks.grammar import parse_step
+from galley_runtime.config_files import find_scene
 from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.qos import QoS
 
@@ -95,3 +98,21 @@ def top_down_axes(
     ax.set_xlabel("x (m, map)")
     ax.set_ylabel("y (m, map)")
     return fig, ax
+
+
+def goal_distances(plan: Any, summary: dict[str, Any], scene_name: str) -> dict[str, float]:
+    """The base centre's distance from its goal at the start and the end (m), for a one-move plan.
+
+    Empty for any other plan: a move among other steps starts and ends elsewhere than the episode.
+    """
+    if len(plan) != 1 or not summary.get("base_start"):
+        return {}
+    step = parse_step(plan[0])
+    if step.action != "move":
+        return {}
+    goal = move_goal(find_scene(scene_name), step.target)
+    out = {}
+    for key in ("start", "end"):
+        x, y = summary[f"base_{key}"]
+        out[f"goal_dist_{key}_m"] = round(float(np.hypot(x - goal.x, y - goal.y)), 4)
+    return out

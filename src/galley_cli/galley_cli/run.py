@@ -48,7 +48,7 @@ from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.msg_constants import ACTION_FAILED, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
 from galley_runtime.qos import QoS
 
-__all__ = ["add_parser", "run_episode"]
+__all__ = ["add_parser", "policy_sees_images", "run_episode"]
 
 _TIME_MARGIN_S = 30.0
 
@@ -81,6 +81,16 @@ def resolve_plan(
     return [str(s) for s in plan], gold
 
 
+def policy_sees_images(policy: Path | None) -> bool:
+    """Whether the training run ``policy`` looks through the cameras (a low-dim policy does not)."""
+    if policy is None:
+        return False
+    config = policy / "config.json"
+    if not config.exists():
+        return True
+    return bool(json.loads(config.read_text())["policy"].get("cameras", ("base", "wrist")))
+
+
 def run_settings(
     scene_name: str,
     seed: int,
@@ -90,6 +100,7 @@ def run_settings(
     params: list[Path],
     policy: Path | None = None,
     episode_from: str | None = None,
+    perturb: float = 0.0,
     max_replans: int | None = None,
     inject: str = "",
 ) -> Resolved:
@@ -114,6 +125,7 @@ def run_settings(
         "output_dir": Given(str(out_dir), bag),
         "bag_name": Given("bag", bag),
         "policy": Given(str(policy), f"--policy ({policy})"),
+        "perturb": Given(perturb, f"--perturb ({perturb:g})"),
         "task_executor.completion": Given(None, "--policy (a policy's steps are judged on ground truth)")
         if policy is not None
         else Given(None, "the oracle nodes' status (completion: status)", owned=False),
@@ -129,6 +141,7 @@ def run_settings(
         driver="oracle" if policy is None else "policy",
         cameras=cameras,
         record=out_dir is not None,
+        perturb=perturb > 0,
         inject=bool(inject),
     )
     return stack_settings(mode, given, params)
@@ -147,6 +160,7 @@ def run_episode(
     cameras: bool | None = None,
     policy: Path | None = None,
     topdown: Literal["always", "failed"] = "always",
+    perturb: float = 0.0,
     max_replans: int | None = None,
     inject: str = "",
 ) -> dict[str, Any]:
@@ -156,14 +170,16 @@ def run_episode(
     ``policy``, a training run that then replaces the oracle nodes), else where a ``params`` file
     sets ``sim.cameras_enabled`` (off by default). Values of a ``params`` file that the command
     replaces, or that win over its own, are printed as notes with ``progress``
-    (:func:`run_settings`). ``max_replans`` and ``inject`` are ``--replan`` and ``--inject`` (None
-    and "": the params files' ``max_replans``, no injection). ``topdown`` says when
+    (:func:`run_settings`). ``perturb`` > 0 puts the perturber between the oracle and the simulator
+    (noise of that scale in short spells; ``galley collect --perturb``). ``max_replans`` and
+    ``inject`` are ``--replan`` and ``--inject`` (None and "": the params files' ``max_replans``, no
+    injection). ``topdown`` says when
     ``topdown.png`` is drawn: ``"always"``, or only for a ``"failed"`` episode (``galley collect``:
     the picture costs matplotlib about 0.25 s, and failures are what a person looks at).
     """
     if topdown not in ("always", "failed"):
         raise ValueError(f"topdown must be 'always' or 'failed', not {topdown!r}")
-    needed = policy is not None or video or bool(cameras)
+    needed = policy_sees_images(policy) or video or bool(cameras)
     scene = find_scene(scene_name)
     plan, gold = resolve_plan(instruction, scene, seed, plan_text)
     if out_dir is not None:
@@ -179,6 +195,7 @@ def run_episode(
         cameras=needed,
         params=params or [],
         policy=policy,
+        perturb=perturb,
         max_replans=max_replans,
         inject=inject,
     )
@@ -190,6 +207,7 @@ def run_episode(
         record=out_dir is not None,
         planner=plan is None or bool(max_replans),  # a replan needs the planner
         inject=bool(inject),
+        perturb=perturb > 0,
     )
     host = build_host(mode, settings, params or [])
     log = TopicLog(host, video=video, top_down=out_dir is not None)  # the picture is drawn only there
@@ -330,6 +348,9 @@ def _summary(
         "real_time_factor": round(sim_s / wall_s, 1) if wall_s > 0 else None,
         "motion": motion,
         "timed_out": result is None,
+        # ground-truth base positions (x, y) at the start and the end, for goal distances
+        "base_start": list(log.trajectory[0]) if log.trajectory else None,
+        "base_end": list(log.trajectory[-1]) if log.trajectory else None,
     }
 
 

@@ -23,6 +23,7 @@ __all__ = ["add_parser"]
 
 def _run(args: argparse.Namespace) -> int:
     from galley_learning.policy.dataset import DatasetConfig, build_dataset  # noqa: PLC0415 (deferred: torch)
+    from galley_learning.policy.model import SIZES  # noqa: PLC0415 (deferred: torch)
     from galley_learning.policy.train import TrainConfig, train  # noqa: PLC0415 (deferred: torch)
 
     data, run = Path(args.data), Path(args.out)
@@ -36,6 +37,7 @@ def _run(args: argparse.Namespace) -> int:
             checkpoint_every=args.checkpoint_every,
             eval_every=min(args.eval_every, args.steps),
             seed=args.seed,
+            cpu_threads=args.threads,
         )
         if not (data / "meta.json").exists():
             dataset = run / "dataset"
@@ -43,10 +45,17 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"galley train: using the dataset built before in {dataset}")
             else:
                 print(f"galley train: building a dataset from the bags in {data} into {dataset}", flush=True)
+                images = bool(SIZES[args.size].cameras) if args.size in SIZES else True
+                settings = DatasetConfig(
+                    image_size=args.image_size,
+                    cameras=("base", "wrist") if images else (),  # low-dim: no images to read
+                    observation=args.observation,
+                    actions=args.actions,
+                )
                 meta = build_dataset(
                     data,
                     dataset,
-                    DatasetConfig(image_size=args.image_size),
+                    settings,
                     workers=args.workers,
                     progress=lambda i, n, bag: print(f"  [{i}/{n}] {bag}", flush=True),
                 )
@@ -85,7 +94,25 @@ def add_parser(sub: Any) -> None:
         "--data", type=Path, required=True, help="collection folder (galley collect) or dataset folder"
     )
     p.add_argument("--out", type=Path, required=True, help="run folder (resumes when it has a checkpoint)")
-    p.add_argument("--size", default="toy", help="network preset: toy (CPU, minutes), small, base (GPU)")
+    p.add_argument(
+        "--size",
+        default="toy",
+        help="network preset: lowdim, lowdim-mlp (state and goal vectors, no images: CPU), "
+        "toy (images, CPU, minutes), small, base (images, GPU)",
+    )
+    p.add_argument(
+        "--observation",
+        choices=("goal", "kitchen_r", "proprio"),
+        default="goal",
+        help="what the policy sees: goal (the step's target in the robot's frame; default), kitchen_r "
+        "(Kitchen-R's: images, step text, robot state), proprio (goal less the target: an ablation)",
+    )
+    p.add_argument(
+        "--actions",
+        choices=("delta", "absolute"),
+        default="delta",
+        help="end-effector targets relative to the current pose (delta, default) or in base_link (absolute)",
+    )
     p.add_argument(
         "--steps", type=whole_number(1), default=2000, help="gradient steps in total (default: 2000)"
     )
@@ -104,4 +131,10 @@ def add_parser(sub: Any) -> None:
         help="processes reading bags into the dataset (default: 1)",
     )
     p.add_argument("--seed", type=seed_number, default=0, help="seed of initialisation and batches")
+    p.add_argument(
+        "--threads",
+        type=whole_number(0),
+        default=0,
+        help="torch threads on a CPU (0: one per core; 1: fastest for the low-dim presets on a busy machine)",
+    )
     p.set_defaults(run=_run)

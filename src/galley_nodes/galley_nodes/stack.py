@@ -21,6 +21,7 @@ __all__ = [
     "GRAPHS",
     "NODES",
     "PARAMS",
+    "REMAPS",
     "SIMULATOR_STAND_IN",
     "UNPRODUCED",
     "Choice",
@@ -28,6 +29,7 @@ __all__ = [
     "Mode",
     "Param",
     "RatesWithout",
+    "Remap",
     "StackNode",
     "Unproduced",
     "flags",
@@ -36,6 +38,7 @@ __all__ = [
     "nodes",
     "open_nodes",
     "parameters",
+    "remappings",
     "unproduced",
 ]
 
@@ -51,10 +54,11 @@ class Mode:
     graph: Literal["kitchen", "tour", "square"] = "kitchen"  # which graph (GRAPHS)
     simulator: Literal["mujoco", "isaac"] = "mujoco"  # isaac: Isaac Sim's bridge graphs stand in for sim
     driver: Literal["oracle", "policy"] = "oracle"  # policy: diffusion_policy instead of the oracle nodes
-    cameras: bool = True  # the simulator renders the base and wrist cameras
+    cameras: bool = True  # the simulator renders the base and wrist cameras (a low-dim policy needs none)
     planner: bool = True  # the task planner runs (false: the plan is given, galley run --plan)
     record: bool = False  # the recorder writes a rosbag2 of every topic
     markers: bool = False  # scene_markers draws the scene for rviz2 (the ROS 2 bring-ups)
+    perturb: bool = False  # perturber adds noise to the oracle's commands (galley collect --perturb)
     inject: bool = False  # failure_injector disturbs the episode once (galley eval --inject; MuJoCo only)
 
     def __post_init__(self) -> None:
@@ -64,8 +68,6 @@ class Mode:
                 raise ValueError(f"Mode.{name} = {getattr(self, name)!r}: one of {', '.join(allowed)}")
         if self.inject and self.simulator != "mujoco":
             raise ValueError("failures are injected through MuJoCo's /sim/teleport: inject=True needs it")
-        if self.driver == "policy" and not self.cameras:
-            raise ValueError("a policy sees through the cameras: Mode(driver='policy') needs cameras=True")
 
 
 def flags(mode: Mode) -> dict[str, bool]:
@@ -79,6 +81,7 @@ def flags(mode: Mode) -> dict[str, bool]:
         "planner": mode.planner,
         "record": mode.record,
         "markers": mode.markers,
+        "perturb": mode.perturb,
         "inject": mode.inject,
     }
 
@@ -139,6 +142,7 @@ NODES: tuple[StackNode, ...] = (
     StackNode("diff_drive_controller", DRIVEN, when="oracle"),
     StackNode("arm_controller", KITCHEN, when="oracle"),
     StackNode("diffusion_policy", KITCHEN, when="policy"),
+    StackNode("perturber", KITCHEN, when="perturb"),
     StackNode("monitor", KITCHEN),
     StackNode("task_planner", KITCHEN, when="planner"),
     StackNode("task_executor", KITCHEN),
@@ -171,6 +175,8 @@ PARAMS: tuple[Param, ...] = (
     Param("recorder", "bag_name", Input("bag_name")),
     Param("arm_controller", "scene", Input("scene")),
     Param("diffusion_policy", "run", Input("policy")),
+    Param("perturber", "scale", Input("perturb")),
+    Param("perturber", "seed", Input("seed")),
     # a policy's steps are judged on ground truth as they go; the oracle nodes report their status
     Param("task_executor", "completion", Choice("policy", "criteria", "status")),
     Param("scene_markers", "scene", Input("scene")),
@@ -219,6 +225,29 @@ UNPRODUCED: tuple[Unproduced, ...] = (
     Unproduced("/sim/teleport", "the task executor's teleport_on_failure, absent in the tour", graph="tour"),
     Unproduced("/sim/render_top_down", "the task planner's, to replan; absent in the tour", graph="tour"),
 )
+
+
+@dataclass(frozen=True)
+class Remap:
+    """A node's topic remapped where a flag holds."""
+
+    node: str  # registry name
+    topic: str  # the topic the node declares
+    to: str  # the topic it uses instead
+    when: str  # the flag that must hold
+
+
+#: With the perturber, the simulator follows the perturbed commands; the oracle's own stay on
+#: /cmd_vel and /arm/joint_command, where the recorder records them as the actions.
+REMAPS: tuple[Remap, ...] = (
+    Remap("sim", "/cmd_vel", "/perturbed/cmd_vel", when="perturb"),
+    Remap("sim", "/arm/joint_command", "/perturbed/arm/joint_command", when="perturb"),
+)
+
+
+def remappings(mode: Mode, node: str) -> dict[str, str]:
+    """Topic -> topic remappings of ``node`` in ``mode`` (:data:`REMAPS`)."""
+    return {r.topic: r.to for r in REMAPS if r.node == node and _applies(r.when, mode)}
 
 
 def unproduced(mode: Mode) -> dict[str, str]:
@@ -314,7 +343,7 @@ def modes(graph: str = "kitchen") -> list[Mode]:
         for driver in ("oracle", "policy"):
             for cameras in (True, False):
                 if driver == "policy" and not cameras:
-                    continue  # a policy sees through the cameras
+                    continue  # a low-dim policy: the image policy's graph less the cameras
                 out.append(Mode(simulator=simulator, driver=driver, cameras=cameras, record=True))
     out.append(Mode(cameras=False, record=True, inject=True))  # galley eval --inject
     return out

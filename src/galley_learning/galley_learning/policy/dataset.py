@@ -7,9 +7,10 @@ end, ``episode_ends`` marking the boundaries), as numpy files that training memo
 ==========================  ==================  =============================================
 file                        shape, dtype        content
 ==========================  ==================  =============================================
-``images_<camera>.npy``     (N, H, W, 3) uint8  RGB per camera (``base``, ``wrist``)
-``state.npy``               (N, 20) float32     robot state (frames.STATE_NAMES)
-``action.npy``              (N, 10) float32     Kitchen-R's action point (frames.ACTION_NAMES)
+``images_<camera>.npy``     (N, H, W, 3) uint8  RGB per camera (``base``, ``wrist``; none for low-dim)
+``state.npy``               (N, D) float32      robot state of the observation preset (meta ``state_names``)
+``action.npy``              (N, 10) float32     Kitchen-R's action point (frames.ACTION_NAMES), absolute
+                                                or delta (``config.actions``)
 ``step.npy``                (N,) int16          index into ``meta.json``'s ``steps``; -1 none
 ``episode_ends.npy``        (E,) int64          one past each episode's last frame
 ``meta.json``                                   settings, step texts, episodes (bag, split),
@@ -36,7 +37,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from galley_learning.policy.frames import ACTION_NAMES, CAMERAS, STATE_NAMES, episode_frames
+from galley_learning.policy.frames import ACTION_NAMES, CAMERAS, episode_frames
+from galley_learning.policy.observations import ACTIONS, OBSERVATIONS, state_names
 from galley_runtime.recording.staging import interrupted_bags, interrupted_error, is_staging, staged_splits
 
 __all__ = ["DatasetConfig", "PolicyData", "build_dataset", "find_bags", "normalizer_stats"]
@@ -48,9 +50,11 @@ class DatasetConfig:
 
     rate_hz: float = 10.0
     image_size: tuple[int, int] = (96, 72)  # width, height
-    cameras: tuple[str, ...] = ("base", "wrist")
+    cameras: tuple[str, ...] = ("base", "wrist")  # none: a low-dimensional dataset (no images)
     val_fraction: float = 0.1
     seed: int = 0
+    observation: str = "kitchen_r"  # the state's preset (observations.OBSERVATIONS)
+    actions: str = "absolute"  # the action kind (observations.ACTIONS)
 
     def __post_init__(self) -> None:
         if not self.rate_hz > 0:
@@ -58,8 +62,12 @@ class DatasetConfig:
         if len(self.image_size) != 2 or min(self.image_size) < 8:
             raise ValueError(f"image_size = {self.image_size} must be (width, height), each >= 8 pixels")
         unknown = [c for c in self.cameras if c not in CAMERAS]
-        if unknown or not self.cameras:
+        if unknown:
             raise ValueError(f"cameras {list(self.cameras)}: choose from {', '.join(CAMERAS)}")
+        if self.observation not in OBSERVATIONS:
+            raise ValueError(f"observation {self.observation!r}: choose {', '.join(OBSERVATIONS)}")
+        if self.actions not in ACTIONS:
+            raise ValueError(f"actions {self.actions!r}: choose {', '.join(ACTIONS)}")
         if not 0.0 <= self.val_fraction < 1.0:
             raise ValueError(f"val_fraction = {self.val_fraction} must be in [0, 1)")
 
@@ -158,7 +166,7 @@ def build_dataset(
     meta |= {
         "config": asdict(config),
         "steps": steps,
-        "state_names": list(STATE_NAMES),
+        "state_names": list(state_names(config.observation)),
         "action_names": list(ACTION_NAMES),
         "episodes": episodes,
     }
@@ -169,7 +177,14 @@ def build_dataset(
 def _read_episode(bag: Path, part: Path, config: DatasetConfig) -> int:
     """Write one bag's frames to ``part`` (.npz, step texts as strings); returns its frame count."""
     cameras = {c: CAMERAS[c] for c in config.cameras}
-    frames = episode_frames(bag, rate_hz=config.rate_hz, image_size=config.image_size, cameras=cameras)
+    frames = episode_frames(
+        bag,
+        rate_hz=config.rate_hz,
+        image_size=config.image_size,
+        cameras=cameras,
+        observation=config.observation,
+        actions=config.actions,
+    )
     np.savez(
         part,
         state=frames.state.astype(np.float32),
@@ -277,6 +292,8 @@ class PolicyData:
         if not (root / "meta.json").exists():
             raise FileNotFoundError(f"{root} is not a policy dataset (no meta.json)")
         meta = json.loads((root / "meta.json").read_text())
+        meta["config"].setdefault("observation", "kitchen_r")  # datasets built before the presets
+        meta["config"].setdefault("actions", "absolute")
         load = lambda name: np.load(root / f"{name}.npy", mmap_mode="r")  # noqa: E731
         return cls(
             root=root,

@@ -14,6 +14,11 @@ derives, per tick of ``rate_hz``:
   policy where the end-effector is, and its actions are absolute targets.
 * ``images`` per camera (T, H, W, 3) uint8, resized to ``image_size``; ``step`` (T,) the plan
   step running (the decomposed task text; "" between steps).
+
+With ``observation`` other than ``kitchen_r`` the state is that preset's, and with ``actions``
+``delta`` the end-effector part of the action is relative to the measured pose (the conversions
+are :mod:`galley_learning.policy.observations`', which the policy node calls too). The step's
+target comes from the bag's /goal_pose, /arm/goal and /tf, the topics the oracle nodes act on.
 """
 
 from __future__ import annotations
@@ -29,6 +34,20 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from galley_core.manipulation.kinematics import ArmKinematics, load_arm
+from galley_learning.policy.observations import (
+    FINGER_OPEN_M,
+    GOAL_NAMES,
+    KITCHEN_R_NAMES,
+    GoalTracker,
+    Planar,
+    encode_actions,
+    goal_features,
+    gripper_opening,
+    planar_from_transform,
+    policy_state,
+    robot_state,
+    step_kind,
+)
 from galley_sim.mjcf import ROBOT_XML
 
 __all__ = [
@@ -39,6 +58,7 @@ __all__ = [
     "EpisodeFrames",
     "ee_pose",
     "episode_frames",
+    "goal_rows",
     "load_robot_arm",
     "resize_images",
     "robot_state",
@@ -49,9 +69,8 @@ F64 = NDArray[np.float64]
 #: Camera name -> image topic of the built-in simulator (and of the Isaac Sim graphs).
 CAMERAS: Mapping[str, str] = {"base": "/camera/base/image_raw", "wrist": "/camera/wrist/image_raw"}
 ACTION_NAMES = ("v", "w", "x", "y", "z", "qw", "qx", "qy", "qz", "gripper")
-_TEN = ("dx", "dy", "dz", "r11", "r21", "r31", "r12", "r22", "r32", "gripper")
-STATE_NAMES = tuple(f"rel_{n}" for n in _TEN) + tuple(f"abs_{n}" for n in _TEN)
-FINGER_OPEN_M = 0.04  # galley_mm's finger travel: 0 (closed) to 0.04 m each
+STATE_NAMES = KITCHEN_R_NAMES  # the kitchen_r preset's (observations.state_names for the others)
+GOAL_TOPICS = ("/goal_pose", "/arm/goal", "/tf")
 
 
 @dataclass
@@ -65,6 +84,8 @@ class EpisodeFrames:
     step: NDArray[np.str_]
     ee_pose: F64  # (T, 7) measured end-effector x y z qw qx qy qz in base_link
     odom: F64  # (T, 5) x, y, yaw, v, ω
+    goal: F64  # (T, len(GOAL_NAMES)) the step's target in the robot's frame (observations.goal_features)
+    absolute: F64  # (T, 10) Kitchen-R's absolute action points (``action`` is them as ``actions``)
 
     def __len__(self) -> int:
         return len(self.t_s)
@@ -87,35 +108,6 @@ def ee_pose(arm: ArmKinematics, q: F64) -> tuple[F64, F64]:
     return positions, wxyz
 
 
-def _ten(rotation: Rotation, translation: F64, gripper: F64) -> F64:
-    """Translation 3, rotation 6 (first two matrix columns), gripper 1 per row."""
-    m = rotation.as_matrix()
-    return np.concatenate([translation, m[:, :, 0], m[:, :, 1], gripper[:, None]], axis=1)
-
-
-def robot_state(ee_p: F64, ee_q: F64, odom: F64, gripper: F64) -> F64:
-    """The state rows (T, 20) of consecutive frames (see the module docstring).
-
-    Args:
-        ee_p, ee_q: tcp positions (T, 3) and w-first quaternions (T, 4) in base_link.
-        odom: (T, >= 3) base x, y, yaw in odom.
-        gripper: (T,) opening, 0 closed to 1 open.
-
-    The first row's relative part is the identity (no earlier frame).
-    """
-    odom = np.asarray(odom, dtype=float)
-    base_r = Rotation.from_euler("z", odom[:, 2:3])
-    base_t = np.concatenate([odom[:, :2], np.zeros((len(odom), 1))], axis=1)
-    ee_r = Rotation.from_quat(np.concatenate([ee_q[:, 1:], ee_q[:, :1]], axis=1))
-    world_r = base_r * ee_r
-    world_t = base_t + base_r.apply(ee_p)
-    before = np.r_[0, : len(odom) - 1]
-    prev_r, prev_t = world_r[before], world_t[before]
-    rel_t = prev_r.inv().apply(world_t - prev_t)
-    gripper = np.asarray(gripper, dtype=float)
-    return np.concatenate([_ten(prev_r.inv() * world_r, rel_t, gripper), _ten(ee_r, ee_p, gripper)], axis=1)
-
-
 def resize_images(images: NDArray[np.uint8], size: tuple[int, int] | None) -> NDArray[np.uint8]:
     if size is None or images.shape[2:0:-1] == size:
         return images
@@ -129,14 +121,18 @@ def episode_frames(
     image_size: tuple[int, int] | None = (96, 72),
     cameras: Mapping[str, str] = CAMERAS,
     arm: ArmKinematics | None = None,
+    observation: str = "kitchen_r",
+    actions: str = "absolute",
 ) -> EpisodeFrames:
     """The frames of the bag at ``bag`` (see the module docstring).
 
     Args:
         rate_hz: frames per second (the cameras' rate, 10 Hz, by default).
         image_size: (width, height) to resize every image to; None keeps the recorded size.
-        cameras: camera name -> image topic.
+        cameras: camera name -> image topic (none: no images).
         arm: the arm's kinematics (default: galley_sim's robot).
+        observation: the state's preset (observations.OBSERVATIONS).
+        actions: the action kind (observations.ACTIONS).
 
     Raises:
         ValueError: the bag lacks a stream the frames need (names the topic).
@@ -163,7 +159,7 @@ def episode_frames(
     dof = arm.dof
     q = data["joint_position"][:, :dof]
     fingers = data["joint_position"][:, dof : dof + 2]
-    gripper = np.clip(fingers.mean(axis=1) / FINGER_OPEN_M, 0.0, 1.0)
+    gripper = gripper_opening(fingers)
     ee_p, ee_q = ee_pose(arm, q)
 
     commanded = data["arm_command"][:, :dof]
@@ -174,9 +170,10 @@ def episode_frames(
     grip_cmd = data["gripper_command"]
     grip_cmd = np.where(np.isfinite(grip_cmd), grip_cmd, gripper)
     cmd = np.where(data["valid/cmd_vel"][:, None], data["cmd_vel"], 0.0)
-    action = np.concatenate([cmd, target_p, target_q, grip_cmd[:, None]], axis=1)
-
-    state = robot_state(ee_p, ee_q, data["odom"], gripper)
+    absolute = np.concatenate([cmd, target_p, target_q, grip_cmd[:, None]], axis=1)
+    steps = data["step"].astype(str)
+    goal = goal_rows(bag, data["t_s"], steps, ee_p)
+    state = policy_state(observation, ee_p=ee_p, ee_q=ee_q, gripper=gripper, odom=data["odom"], goal=goal)
 
     size = None if image_size is None else (int(image_size[0]), int(image_size[1]))
     images = {n: resize_images(data[f"image/{n}"], size) for n in cameras}
@@ -184,10 +181,72 @@ def episode_frames(
         t_s=data["t_s"],
         images=images,
         state=state,
-        action=action,
-        step=data["step"].astype(str),
+        action=encode_actions(actions, absolute, ee_p, ee_q),
+        step=steps,
         ee_pose=np.concatenate([ee_p, ee_q], axis=1),
         odom=data["odom"],
+        goal=goal,
+        absolute=absolute,
+    )
+
+
+def goal_rows(bag: str | Path, t_s: F64, steps: NDArray[np.str_], ee_p: F64) -> F64:
+    """:func:`~galley_learning.policy.observations.goal_features` at the ticks ``t_s`` (seconds) of a bag.
+
+    The executor's /goal_pose and /arm/goal and the /tf transforms (map -> odom -> base_link, map
+    -> object/<name>) are held from their last message at or before each tick, as the dataset reader
+    holds every stream.
+    """
+    from rosbags.rosbag2 import Reader  # noqa: PLC0415 (deferred: rosbags)
+
+    from galley_runtime.embedded.rosbags_messages import deserialize  # noqa: PLC0415 (deferred: rosbags)
+
+    tracker = GoalTracker()
+    transforms: dict[str, Planar] = {}
+    objects: dict[str, Planar] = {}
+    ticks = np.round(np.asarray(t_s) * 1e9).astype(np.int64)
+    out = np.zeros((len(ticks), len(GOAL_NAMES)))
+    i = 0
+
+    def emit(until: int) -> None:
+        nonlocal i
+        while i < len(ticks) and ticks[i] < until:
+            base = _base_in_map(transforms)
+            if base is not None:
+                out[i] = goal_features(step_kind(str(steps[i])), base, tracker, objects, ee_p[i])
+            i += 1
+
+    with Reader(Path(bag)) as reader:
+        connections = [c for c in reader.connections if c.topic in GOAL_TOPICS]
+        for connection, stamp, raw in reader.messages(connections):
+            emit(stamp)
+            msg = deserialize(raw, connection.msgtype)
+            if connection.topic == "/goal_pose":
+                tracker.on_goal_pose(msg)
+            elif connection.topic == "/arm/goal":
+                tracker.on_arm_goal(msg)
+            else:
+                for t in msg.transforms:
+                    child = str(t.child_frame_id)
+                    if child.startswith("object/"):
+                        objects[child.removeprefix("object/")] = planar_from_transform(t)
+                    elif child in ("odom", "base_link"):
+                        transforms[child] = planar_from_transform(t)
+    emit(np.iinfo(np.int64).max)
+    return out
+
+
+def _base_in_map(transforms: Mapping[str, Planar]) -> Planar | None:
+    """base_link in map, composed from map -> odom and odom -> base_link (both planar)."""
+    odom, base = transforms.get("odom"), transforms.get("base_link")
+    if odom is None or base is None:
+        return None
+    c, s = np.cos(odom[3]), np.sin(odom[3])
+    return (
+        odom[0] + c * base[0] - s * base[1],
+        odom[1] + s * base[0] + c * base[1],
+        odom[2] + base[2],
+        float(np.arctan2(np.sin(odom[3] + base[3]), np.cos(odom[3] + base[3]))),
     )
 
 

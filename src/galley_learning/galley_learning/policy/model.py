@@ -16,6 +16,12 @@ Each history frame's tokens get a learned time embedding. The U-Net denoises the
 sequence (``horizon`` x 10); every residual block adds the diffusion-step embedding and then
 cross-attends to the condition. Training is DDPM (epsilon prediction), sampling DDIM, both from
 ``diffusers``' schedulers as in Diffusion Policy's reference code.
+
+The low-dimensional presets (``lowdim``, ``lowdim-mlp``) have no cameras: the condition is the
+state tokens alone (the ``goal`` observation preset carries the step's target). ``head: mlp``
+replaces the denoising U-Net by a regression MLP from the flattened condition to the action
+sequence (one forward pass per chunk, MSE loss): the smaller head the comparison in the package
+README measures against the diffusion head.
 """
 
 from __future__ import annotations
@@ -51,8 +57,15 @@ class PolicyConfig:
     diffusion_steps: int = 100
     inference_steps: int = 10
     vocabulary: tuple[str, ...] = field(default_factory=tuple)
+    text: bool = True  # a task-text token (the step text) in the condition
+    head: str = "diffusion"  # diffusion: the denoising U-Net; mlp: a regression MLP
+    mlp_hidden: int = 256  # the MLP head's width
+    observation: str = "kitchen_r"  # the state's preset (observations.OBSERVATIONS), from the dataset
+    actions: str = "absolute"  # the action kind (observations.ACTIONS), from the dataset
 
     def __post_init__(self) -> None:
+        if self.head not in ("diffusion", "mlp"):
+            raise ValueError(f"head {self.head!r}: choose diffusion or mlp")
         if self.horizon % (2 ** (len(self.unet_channels) - 1)):
             raise ValueError(
                 f"horizon {self.horizon} must be divisible by 2^{len(self.unet_channels) - 1} "
@@ -80,6 +93,8 @@ SIZES: dict[str, PolicyConfig] = {
     ),
     "small": PolicyConfig(backbone_channels=(32, 64, 128), token_dim=128, unet_channels=(128, 256, 512)),
     "base": PolicyConfig(),
+    "lowdim": PolicyConfig(cameras=(), token_dim=64, unet_channels=(64, 128), heads=4, diffusion_steps=50),
+    "lowdim-mlp": PolicyConfig(cameras=(), token_dim=64, head="mlp", mlp_hidden=256),
 }
 
 
@@ -252,7 +267,18 @@ class DiffusionPolicy(nn.Module):
         self.state_encoder = nn.Linear(config.state_dim, d)
         self.words = nn.Embedding(len(config.vocabulary) + 1, d, padding_idx=0)
         self.history = nn.Parameter(torch.zeros(config.obs_horizon, 1, d))
-        self.unet = ConditionalUnet1D(config)
+        if config.head == "mlp":
+            tokens = config.obs_horizon * (1 + len(config.cameras) * config.grid**2) + int(config.text)
+            h = config.mlp_hidden
+            self.mlp = nn.Sequential(
+                nn.Linear(tokens * d, h),
+                nn.Mish(),
+                nn.Linear(h, h),
+                nn.Mish(),
+                nn.Linear(h, config.horizon * config.action_dim),
+            )
+        else:
+            self.unet = ConditionalUnet1D(config)
         schedule = {
             "num_train_timesteps": config.diffusion_steps,
             "beta_schedule": "squaredcos_cap_v2",
@@ -286,12 +312,20 @@ class DiffusionPolicy(nn.Module):
             tokens = backbone(x.reshape(b * to, *x.shape[2:]))
             per_frame.append(tokens.reshape(b, to, tokens.shape[1], -1))
         frames = torch.cat(per_frame, dim=2) + self.history[None]  # (B, To, n, D)
+        if not self.config.text:
+            return frames.flatten(1, 2)
         known = (words > 0).float()[..., None]
         text = (self.words(words) * known).sum(dim=1) / known.sum(dim=1).clamp(min=1.0)  # (B, D)
         return torch.cat([frames.flatten(1, 2), text[:, None, :]], dim=1)
 
+    def _regress(self, cond: torch.Tensor) -> torch.Tensor:
+        c = self.config
+        return self.mlp(cond.flatten(1)).reshape(len(cond), c.horizon, c.action_dim)
+
     def loss(self, cond: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
-        """DDPM training loss: MSE of the predicted noise at a random diffusion step."""
+        """DDPM training loss: MSE of the predicted noise at a random diffusion step (MLP: of the actions)."""
+        if self.config.head == "mlp":
+            return nn.functional.mse_loss(self._regress(cond), actions)
         noise = torch.randn_like(actions)
         t = torch.randint(0, self.config.diffusion_steps, (len(actions),), device=actions.device)
         noisy = self.train_scheduler.add_noise(actions, noise, t)
@@ -299,8 +333,10 @@ class DiffusionPolicy(nn.Module):
 
     @torch.no_grad()
     def sample(self, cond: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-        """DDIM: (B, horizon, action_dim) normalised actions."""
+        """DDIM: (B, horizon, action_dim) normalised actions (MLP head: its regression)."""
         c = self.config
+        if c.head == "mlp":  # within the data's range, as DDIM's clip_sample keeps the samples
+            return self._regress(cond).clamp(-1.0, 1.0)
         x = torch.randn((len(cond), c.horizon, c.action_dim), device=cond.device, generator=generator)
         self.sample_scheduler.set_timesteps(c.inference_steps)
         for t in self.sample_scheduler.timesteps:

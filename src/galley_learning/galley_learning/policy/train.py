@@ -56,6 +56,7 @@ class TrainConfig:
     mse_chunks: int = 64
     device: str = "auto"
     seed: int = 0
+    cpu_threads: int = 0  # torch threads when training on a CPU; 0: torch's default (one per core)
 
     def __post_init__(self) -> None:
         if self.size not in SIZES:
@@ -181,13 +182,19 @@ def _setup(
         train_config = TrainConfig(**{**saved["train"], **({"steps": config.steps} if config else {})})
         return train_config, PolicyConfig.from_dict(saved["policy"])
     config = config or TrainConfig()
+    preset = SIZES[config.size]
+    cameras = tuple(data.meta["cameras"]) if preset.cameras else ()  # low-dim presets see no images
+    observation = data.meta["config"]["observation"]
     net = with_vocabulary(
         replace(
-            SIZES[config.size],
-            cameras=tuple(data.meta["cameras"]),
+            preset,
+            cameras=cameras,
             image_size=tuple(data.meta["config"]["image_size"]),
             state_dim=data.state.shape[1],
             action_dim=data.action.shape[1],
+            text=observation == "kitchen_r",  # the other presets carry the step's kind and target
+            observation=observation,
+            actions=data.meta["config"]["actions"],
         ),
         _vocabulary(data),
     )
@@ -214,16 +221,12 @@ def train(
     checkpoint_path = run / "checkpoint.pt"
     config, net = _setup(run, data, Path(data_dir), config)
     device = pick_device(config.device)
+    if device.type == "cpu" and config.cpu_threads > 0:
+        torch.set_num_threads(config.cpu_threads)  # small networks on a shared machine: fewer is faster
     torch.manual_seed(config.seed)
     normalizer = Normalizer(data.meta["stats"])
     model = DiffusionPolicy(net).to(device)
-    optimizer = torch.optim.AdamW(
-        [
-            {"params": model.head_parameters(), "lr": config.lr},
-            {"params": model.backbone_parameters(), "lr": config.lr * config.backbone_lr_scale},
-        ],
-        weight_decay=config.weight_decay,
-    )
+    optimizer = _optimizer(model, config)
     from diffusers.training_utils import EMAModel  # noqa: PLC0415 (optional: diffusers)
 
     ema = EMAModel(model.parameters(), decay=config.ema_decay, use_ema_warmup=True, power=0.75)
@@ -281,6 +284,14 @@ def train(
     (run / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     _plot(history, run / "loss.png")
     return report
+
+
+def _optimizer(model: DiffusionPolicy, config: TrainConfig) -> torch.optim.Optimizer:
+    """AdamW; the vision backbones (where there are any) at ``backbone_lr_scale`` of the rate."""
+    groups = [{"params": model.head_parameters(), "lr": config.lr}]
+    if model.backbone_parameters():
+        groups.append({"params": model.backbone_parameters(), "lr": config.lr * config.backbone_lr_scale})
+    return torch.optim.AdamW(groups, weight_decay=config.weight_decay)
 
 
 def _resume(

@@ -11,10 +11,17 @@ Each action is Kitchen-R's action point: (v, ω) go to /cmd_vel; the end-effecto
 
 Between steps (no step running) it commands zero velocity and holds the arm. The task executor
 judges the steps on ground truth (its ``completion: criteria``); this node reports no status.
+
+The observation is the run's preset (galley_learning.policy.observations): for ``goal`` the node
+also follows the executor's /goal_pose and /arm/goal and looks up ``map -> base_link`` and
+``map -> object/<name>`` in TF, as the oracle nodes do. A low-dimensional run (no cameras) needs no
+camera topics. Every conversion (state, gripper opening, delta actions back to targets) is the
+one training used.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +30,21 @@ from typing import Any
 import numpy as np
 
 from galley_core.config import Config, ConfigError, param
-from galley_core.geometry import yaw_from_quaternion
 from galley_core.manipulation.rmpflow import RmpFlow, RmpState
-from galley_learning.policy.frames import FINGER_OPEN_M, ee_pose, load_robot_arm, robot_state
+from galley_core.tf_tree import TransformError
+from galley_learning.policy.frames import ee_pose, load_robot_arm
+from galley_learning.policy.observations import (
+    GOAL_NAMES,
+    GoalTracker,
+    Planar,
+    decode_action,
+    goal_features,
+    gripper_opening,
+    odom_row,
+    planar_from_transform,
+    policy_state,
+    step_kind,
+)
 from galley_nodes.nodes.arm_controller import FINGERS
 from galley_runtime.conversions import image_from_msg, joint_positions_from_msg, joint_state_msg
 from galley_runtime.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
@@ -45,6 +64,8 @@ class DiffusionPolicyConfig(Config):
     posture: tuple[float, ...] = param(
         (0.0, -0.6, 1.6, 0.0, 0.57, 0.0), "RMPflow's joint-space posture target", unit="rad"
     )
+    map_frame: str = param("map", "the frame of the executor's goals and the objects' TF frames")
+    base_frame: str = param("base_link", "the robot's base frame")
 
 
 class DiffusionPolicyNode(Node):
@@ -56,6 +77,8 @@ class DiffusionPolicyNode(Node):
         Subscribes("joint_states", "sensor_msgs/msg/JointState", "on_joint_states", QoS(depth=5)),
         Subscribes("odom", "nav_msgs/msg/Odometry", "on_odom", QoS(depth=5)),
         Subscribes("episode/events", "galley_msgs/msg/EpisodeEvent", "on_episode_event", QoS(depth=100)),
+        Subscribes("goal_pose", "geometry_msgs/msg/PoseStamped", "on_goal_pose", QoS(depth=5)),
+        Subscribes("arm/goal", "galley_msgs/msg/ArmGoal", "on_arm_goal", QoS(depth=5)),
     )
     publishes = (
         Publishes("cmd_vel", "geometry_msgs/msg/Twist"),
@@ -89,6 +112,7 @@ class DiffusionPolicyNode(Node):
         self.joints: Any = None
         self.odom: Any = None
         self.step_text = ""
+        self.goals = GoalTracker()
         self.target: np.ndarray[Any, Any] | None = None  # x y z qw qx qy qz gripper, base_link
         self.rmp_state: RmpState | None = None
         self.chunks = 0
@@ -107,6 +131,23 @@ class DiffusionPolicyNode(Node):
     def on_odom(self, msg: Any) -> None:
         self.odom = msg
 
+    def on_goal_pose(self, msg: Any) -> None:
+        self.goals.on_goal_pose(msg)
+        self._refresh_goal()
+
+    def on_arm_goal(self, msg: Any) -> None:
+        self.goals.on_arm_goal(msg)
+        self._refresh_goal()
+
+    def _refresh_goal(self) -> None:
+        """The frame observed at this instant sees what arrived at it too, as a bag's sample does.
+
+        A bag's frame holds every message stamped at or before its tick; a message stamped with
+        the tick but delivered after this node's timer fired would otherwise be missing here.
+        """
+        if self.frames and self.frames[-1]["t_ns"] == self.now_ns():
+            self.frames[-1]["goal"] = self._goal(self.frames[-1]["ee_p"])
+
     def on_episode_event(self, msg: Any) -> None:
         if msg.kind == STEP_STARTED:
             self.step_text = str(msg.step)
@@ -114,6 +155,7 @@ class DiffusionPolicyNode(Node):
         elif msg.kind in (STEP_SUCCEEDED, STEP_FAILED, EPISODE_DONE, ABORT):
             self.step_text = ""
             self.queue.clear()
+        self._refresh_goal()
 
     # -- policy ------------------------------------------------------------------------------------
 
@@ -127,22 +169,30 @@ class DiffusionPolicyNode(Node):
         if missing or not np.all(np.isfinite(q)):
             return None
         p, quat = ee_pose(self.arm, np.asarray(q, dtype=float)[None])
-        pose = self.odom.pose.pose
-        o = pose.orientation
-        yaw = yaw_from_quaternion((o.x, o.y, o.z, o.w))
-        gripper = (
-            float(np.clip(np.nanmean(fingers) / FINGER_OPEN_M, 0.0, 1.0))
-            if np.any(np.isfinite(fingers))
-            else 1.0
-        )
         return {
+            "t_ns": self.now_ns(),
             "q": np.asarray(q, dtype=float),
             "ee_p": p[0],
             "ee_q": quat[0],
-            "odom": np.array([pose.position.x, pose.position.y, yaw]),
-            "gripper": gripper,
+            "odom": odom_row(self.odom),
+            "gripper": float(gripper_opening(np.asarray(fingers, dtype=float))),
+            "goal": self._goal(p[0]),
             "images": {c: image_from_msg(self.images[c]) for c in cameras},
         }
+
+    def _goal(self, ee_p: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """The step's target in the robot's frame (zeros while TF has no base pose yet)."""
+        c = self.config
+        try:
+            base = planar_from_transform(self.lookup_transform(c.map_frame, c.base_frame))
+        except TransformError:
+            return np.zeros(len(GOAL_NAMES))
+        objects: dict[str, Planar] = {}
+        name = self.goals.goal.object_name
+        if name:
+            with contextlib.suppress(TransformError):
+                objects[name] = planar_from_transform(self.lookup_transform(c.map_frame, f"object/{name}"))
+        return goal_features(step_kind(self.step_text), base, self.goals, objects, ee_p)
 
     def on_frame(self) -> None:
         frame = self._observe()
@@ -159,18 +209,20 @@ class DiffusionPolicyNode(Node):
             history = list(self.frames)
             while len(history) < self.frames.maxlen:  # the first frames: repeat the oldest
                 history.insert(0, history[0])
-            state = robot_state(
-                np.stack([f["ee_p"] for f in history]),
-                np.stack([f["ee_q"] for f in history]),
-                np.stack([f["odom"] for f in history]),
-                np.array([f["gripper"] for f in history]),
+            state = policy_state(
+                self.policy.config.observation,
+                ee_p=np.stack([f["ee_p"] for f in history]),
+                ee_q=np.stack([f["ee_q"] for f in history]),
+                gripper=np.array([f["gripper"] for f in history]),
+                odom=np.stack([f["odom"] for f in history]),
+                goal=np.stack([f["goal"] for f in history]),
             )[1:]
             images = {c: np.stack([f["images"][c] for f in history[1:]]) for c in self.policy.config.cameras}
             chunk = self.policy.act(images, state, self.step_text)
             steps = self.config.action_steps or self.policy.config.action_steps
             self.queue.extend(chunk[:steps])
             self.chunks += 1
-        action = self.queue.popleft()
+        action = decode_action(self.policy.config.actions, self.queue.popleft(), frame["ee_p"], frame["ee_q"])
         v, w = float(action[0]), float(action[1])
         self.publish("cmd_vel", self.msg("geometry_msgs/msg/Twist", linear={"x": v}, angular={"z": w}))
         self.target = np.asarray(action[2:], dtype=float)

@@ -1,0 +1,213 @@
+"""A learned policy in closed loop: collect fresh oracle episodes, train on a CPU, evaluate on held-out seeds.
+
+    python bench/policy_closed_loop.py [--quick] [--episodes N] [--steps K] [--size lowdim-mlp] ...
+
+1. ``galley collect`` (with ``--perturb``: DART-style recoveries) records ``--episodes`` episodes
+   with fresh seeds (``--seed``), each the first ``--steps`` steps of a training-split gold plan
+   (0: whole plans).
+2. ``galley train`` builds the dataset (``--observation``, ``--actions``) and trains ``--size`` for
+   ``--train-steps`` (or ``--train-minutes``) on the CPU.
+3. ``galley eval --mode policy`` runs the policy on ``--eval-episodes`` held-out suite episodes
+   (the test split, whose seeds collection never draws), every step scored (teleport on failure),
+   and on as many of its training episodes (same seeds and plans as collected), so that
+   generalisation and fitting can be told apart.
+
+Prints per-kind SR (move, pick, place), episode SR, the base's mean distance from its goal at the
+start and end (move-only runs), collection and training minutes and inference ms per chunk, and as
+its last line one JSON object. ``--quick``: 6 move-only episodes, 600 training steps of the MLP
+head, 3 + 3 evaluation episodes (a few minutes on 2 cores). Everything stays in ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from galley_cli.collect import CollectConfig, collect
+from galley_cli.eval import evaluate
+from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset
+from galley_learning.policy.model import SIZES
+from galley_learning.policy.runtime import PolicyRunner
+from galley_learning.policy.train import TrainConfig, train
+
+KINDS = ("move", "pick", "place")
+
+
+def _eval_params(out: Path, step_limit_s: float) -> Path:
+    path = out / "eval.yaml"
+    path.write_text(
+        "# every step scored: teleport past a failed step; the policy on the CPU\n"
+        "diffusion_policy:\n  ros__parameters:\n    device: cpu\n    cpu_threads: 1\n"
+        f"task_executor:\n  ros__parameters:\n    teleport_on_failure: true\n"
+        f"    step_time_limit_s: {step_limit_s}\n"
+        "monitor:\n  ros__parameters:\n    abort_on_failure: false\n"
+    )
+    return path
+
+
+def _training_suite(collection: Path, out: Path, count: int) -> Path:
+    """A suite file of the first ``count`` successful collected episodes (their seeds and plans)."""
+    records = json.loads((collection / "collection.json").read_text())["episodes"]
+    chosen = [(n, r) for n, r in sorted(records.items()) if r["success"]][:count]
+    entries = [
+        {
+            "id": name,
+            "template": "collected",
+            "split": "train",
+            "instruction": r["instruction"],
+            "seed": r["seed"],
+            "plan": r["plan"],
+        }
+        for name, r in chosen
+    ]
+    path = out / "training_suite.yaml"
+    path.write_text(
+        yaml.safe_dump({"version": 1, "scene": "kitchen", "instructions": entries}, sort_keys=False)
+    )
+    return path
+
+
+def _chunk_ms(run: Path, dataset: Path, repeats: int = 20) -> float:
+    """Median wall time of one action chunk on one CPU thread, on the dataset's states."""
+    runner = PolicyRunner(run, device="cpu", threads=1)
+    data = PolicyData.open(dataset)
+    c = runner.config
+    rows = np.linspace(0, len(data.state) - c.obs_horizon, repeats).astype(int)
+    times = []
+    for r in rows:
+        images = {cam: np.asarray(data.images[cam][r : r + c.obs_horizon]) for cam in c.cameras}
+        start = time.perf_counter()
+        runner.act(images, np.asarray(data.state[r : r + c.obs_horizon]), "move to the blue zone")
+        times.append(time.perf_counter() - start)
+    return float(np.median(times) * 1000.0)
+
+
+def _figures(metrics: dict[str, Any], prefix: str) -> dict[str, Any]:
+    by_kind = metrics.get("sr_by_action") or {}
+    out = {f"{prefix}_sr_{k}": by_kind.get(k) for k in KINDS}
+    out |= {f"{prefix}_sr_episode": metrics["sr_episode"], f"{prefix}_sr": metrics["sr"]}
+    for key in ("goal_dist_start_m", "goal_dist_end_m"):
+        if key in metrics:
+            out[f"{prefix}_{key}"] = metrics[key]
+    return out
+
+
+def _table(args: argparse.Namespace, figures: dict[str, Any]) -> None:
+    setting = f"observation {args.observation}, actions {args.actions}, perturb {args.perturb}"
+    print(f"closed loop: {args.size}, {setting}")
+    print(f"{'':>10} {'move':>6} {'pick':>6} {'place':>6} {'episode':>8} {'goal m start->end':>18}")
+    for prefix in ("heldout", "train"):
+        row = [figures[f"{prefix}_sr_{k}"] for k in KINDS]
+        cells = " ".join(f"{v:>6.2f}" if v is not None else f"{'-':>6}" for v in row)
+        start, end = figures.get(f"{prefix}_goal_dist_start_m"), figures.get(f"{prefix}_goal_dist_end_m")
+        dist = f"{start:.2f} -> {end:.2f}" if end is not None else ""
+        print(f"{prefix:>10} {cells} {figures[f'{prefix}_sr_episode']:>8.2f} {dist:>18}")
+    print(
+        f"collection {figures['collect_minutes']} min ({figures['episodes_succeeded']} episodes), training "
+        f"{figures['train_minutes']} min ({figures['train_steps']} steps), "
+        f"{figures['inference_ms_per_chunk']:.1f} ms per chunk"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="move-only, 6 episodes, a few minutes")
+    parser.add_argument("--out", type=Path, default=Path("runs/bench_policy_closed_loop"))
+    parser.add_argument("--episodes", type=int, default=40, help="episodes to collect")
+    parser.add_argument("--steps", type=int, default=0, help="first K steps of each plan (0: whole plans)")
+    parser.add_argument(
+        "--perturb", type=float, default=1.0, help="DART noise scale while collecting (0: none)"
+    )
+    parser.add_argument("--seed", type=int, default=3_000_000, help="collection seeds: SEED + k")
+    parser.add_argument("--size", default="lowdim-mlp", choices=sorted(SIZES))
+    parser.add_argument("--observation", default="goal", choices=("goal", "kitchen_r", "proprio"))
+    parser.add_argument("--actions", default="delta", choices=("delta", "absolute"))
+    parser.add_argument("--train-steps", type=int, default=4000)
+    parser.add_argument("--train-minutes", type=float, default=0.0, help="> 0: train this long instead")
+    parser.add_argument("--eval-episodes", type=int, default=10, help="held-out (and training) episodes")
+    parser.add_argument("--step-limit", type=float, default=60.0, help="seconds per step in evaluation")
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args()
+    if args.quick:
+        args.episodes, args.steps, args.train_steps, args.eval_episodes = 6, 1, 600, 3
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+
+    start = time.perf_counter()
+    collection = out / "collection"
+    settings = CollectConfig(
+        episodes=args.episodes,
+        out=collection,
+        workers=args.workers,
+        seed=args.seed,
+        image_size=(32, 24) if not SIZES[args.size].cameras else (96, 72),
+        perturb=args.perturb,
+        steps=args.steps,
+    )
+    report = collect(settings)
+    collect_min = (time.perf_counter() - start) / 60.0
+
+    run, dataset = (
+        out / f"run_{args.size}_{args.observation}_{args.actions}",
+        out / f"dataset_{args.observation}_{args.actions}",
+    )
+    if not (dataset / "meta.json").exists():
+        cameras = ("base", "wrist") if SIZES[args.size].cameras else ()
+        config = DatasetConfig(cameras=cameras, observation=args.observation, actions=args.actions)
+        build_dataset(collection, dataset, config, workers=args.workers)
+    steps = args.train_steps
+    if args.train_minutes > 0:  # measure the rate on a short run, then train for the time asked
+        probe = train(dataset, run, TrainConfig(size=args.size, steps=50, device="cpu", cpu_threads=1))
+        steps = max(50, int(50 / probe["train_seconds"] * args.train_minutes * 60.0))
+    trained = train(
+        dataset,
+        run,
+        TrainConfig(size=args.size, steps=steps, device="cpu", cpu_threads=1, eval_every=max(1, steps // 10)),
+        progress=lambda s, n, loss, secs: (
+            print(f"  step {s}/{n} loss {loss:.4f} {secs:.0f} s", flush=True)
+            if s % max(1, n // 10) == 0
+            else None
+        ),
+    )
+    chunk_ms = _chunk_ms(run, dataset)
+
+    params = [collection / "params.yaml", _eval_params(out, args.step_limit)]
+    common = {"policy": run, "params": params, "workers": args.workers, "steps": args.steps}
+    held_out = evaluate(
+        "policy", episodes=args.eval_episodes, out_dir=out / "eval_heldout", split="test", **common
+    )
+    suite = _training_suite(collection, out, args.eval_episodes)
+    on_train = evaluate(
+        "policy",
+        episodes=args.eval_episodes,
+        out_dir=out / "eval_train",
+        suite=suite,
+        split="train",
+        **common,
+    )
+
+    figures = {
+        "episodes_collected": report["episodes_total"],
+        "episodes_succeeded": report["episodes_succeeded"],
+        "collect_minutes": round(collect_min, 2),
+        "train_minutes": round(trained["train_seconds"] / 60.0, 2),
+        "train_steps": trained["steps"],
+        "inference_ms_per_chunk": round(chunk_ms, 2),
+        "parameters": trained["parameters"],
+        **_figures(held_out, "heldout"),
+        **_figures(on_train, "train"),
+    }
+    _table(args, figures)
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

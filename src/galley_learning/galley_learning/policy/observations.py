@@ -1,0 +1,307 @@
+"""Every conversion between the robot's messages and the policy's numbers, once, for training and acting.
+
+``frames`` (a bag as training frames) and the ``diffusion_policy`` node (acting) both call these
+functions, so that training and acting see the same numbers:
+
+* :func:`gripper_opening`: finger positions -> opening 0 (closed) .. 1 (open);
+* :func:`policy_state`: the state vector of an observation preset (``OBSERVATIONS``);
+* :class:`GoalTracker` and :func:`goal_features`: the running step's target in the robot's frame,
+  from the sources the oracle nodes use (the executor's /goal_pose and /arm/goal, TF);
+* :func:`encode_actions` / :func:`decode_action`: Kitchen-R's absolute action points to and from
+  the action kind the policy learns (``ACTIONS``).
+
+Observation presets:
+
+* ``kitchen_r``: Kitchen-R's own (Sec. VI-B): camera images, the step text, and the robot state of
+  :func:`robot_state` (the end-effector pose relative to the previous frame, plus galley's absolute
+  half). Nothing in it says where a step's target is except the text and the images.
+* ``goal`` (beyond Kitchen-R): the proprioceptive part (the end-effector pose in ``base_link``, the
+  gripper opening, the base pose in ``odom``; not its velocity, which the oracle's next command
+  nearly equals, so that a policy seeing it learns to copy it) and the step's target in the
+  robot's frame (:func:`goal_features`): a move's goal pose relative to ``base_link``; a pick's
+  object, a place's target point, relative to ``base_link`` and to the end-effector. The oracle's
+  commands are functions of exactly these (Theta* and the controller follow the goal pose from the
+  base pose; the pick-and-place machine places its phase targets in the object's frame), so the
+  mapping the policy learns is a function of what it sees. The zones are not in the robot cameras'
+  view and the step text names a zone, not where it is from the robot.
+* ``proprio``: ``goal`` without the target (the step kind stays): an ablation, to show what the
+  target adds.
+
+Action kinds: ``absolute`` (Kitchen-R's ``(v, ω, x, y, z, qw, qx, qy, qz, g)``, the end-effector
+target in ``base_link``) or ``delta`` (the target relative to the current end-effector pose:
+translation in ``base_link`` axes, rotation ``q_ee⁻¹ q_target``). An absolute target almost equals the
+absolute state the policy sees, so copying the present scores well offline and does nothing
+online; a delta is zero when the arm is to stay, and what it must do otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.spatial.transform import Rotation
+
+from galley_core.geometry import yaw_from_quaternion
+from galley_runtime.conversions import transform_values_from_msg
+
+__all__ = [
+    "ACTIONS",
+    "FINGER_OPEN_M",
+    "GOAL_NAMES",
+    "OBSERVATIONS",
+    "STEP_KINDS",
+    "GoalTracker",
+    "Planar",
+    "StepGoal",
+    "decode_action",
+    "encode_actions",
+    "goal_features",
+    "gripper_opening",
+    "odom_row",
+    "planar_from_transform",
+    "policy_state",
+    "robot_state",
+    "state_names",
+    "step_kind",
+]
+
+F64 = NDArray[np.float64]
+
+OBSERVATIONS = ("kitchen_r", "goal", "proprio")
+ACTIONS = ("absolute", "delta")
+STEP_KINDS = ("move", "pick", "place")
+FINGER_OPEN_M = 0.04  # galley_mm's finger travel: 0 (closed) to 0.04 m each
+ARM_PICK, ARM_PLACE = 0, 1  # galley_msgs/ArmGoal's action constants
+
+_TEN = ("dx", "dy", "dz", "r11", "r21", "r31", "r12", "r22", "r32", "gripper")
+KITCHEN_R_NAMES = tuple(f"rel_{n}" for n in _TEN) + tuple(f"abs_{n}" for n in _TEN)
+_PROPRIO = (*(f"ee_{n}" for n in _TEN), "odom_x", "odom_y", "odom_cos", "odom_sin")
+_KIND = tuple(f"is_{k}" for k in STEP_KINDS)
+#: goal_features' values: the step kind; a move's goal in base_link (x, y, heading, distance); the
+#: pick's object or the place's target point in base_link and from the end-effector; its yaw.
+GOAL_NAMES = (
+    *_KIND,
+    *("goal_x", "goal_y", "goal_cos", "goal_sin", "goal_dist"),
+    *("target_x", "target_y", "target_z", "target_ee_x", "target_ee_y", "target_ee_z"),
+    *("target_cos", "target_sin"),
+)
+
+#: (x, y, z, yaw) of a frame in its parent, metres and radians.
+Planar = tuple[float, float, float, float]
+
+
+def state_names(observation: str) -> tuple[str, ...]:
+    """Names of the state vector's values for an observation preset."""
+    if observation == "kitchen_r":
+        return KITCHEN_R_NAMES
+    if observation == "goal":
+        return (*_PROPRIO, *GOAL_NAMES)
+    if observation == "proprio":
+        return (*_PROPRIO, *_KIND)
+    raise ValueError(f"observation {observation!r}: choose {', '.join(OBSERVATIONS)}")
+
+
+def gripper_opening(fingers: Any) -> F64:
+    """Opening 0 (closed) .. 1 (open) of finger positions (..., 2) in metres.
+
+    Missing fingers (NaN) are left out; with none, the gripper reads open (1.0).
+    """
+    f = np.asarray(fingers, dtype=float)
+    finite = np.isfinite(f)
+    count = finite.sum(axis=-1)
+    mean = np.where(finite, f, 0.0).sum(axis=-1) / np.maximum(count, 1)
+    return np.where(count > 0, np.clip(mean / FINGER_OPEN_M, 0.0, 1.0), 1.0)
+
+
+def step_kind(text: str) -> str:
+    """The kind of a plan step (``move``, ``pick``, ``place``), "" for none or another."""
+    word = text.split(" ", 1)[0] if text else ""
+    return word if word in STEP_KINDS else ""
+
+
+def odom_row(msg: Any) -> F64:
+    """(x, y, yaw, v, ω) of a nav_msgs/Odometry, as the recorder's dataset reader has it."""
+    p, q, t = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist
+    return np.array([p.x, p.y, yaw_from_quaternion((q.x, q.y, q.z, q.w)), t.linear.x, t.angular.z])
+
+
+def planar_from_transform(msg: Any) -> Planar:
+    """(x, y, z, yaw) of a geometry_msgs/Transform(Stamped)."""
+    x, y, z, qx, qy, qz, qw = transform_values_from_msg(msg)
+    return (x, y, z, yaw_from_quaternion((qx, qy, qz, qw)))
+
+
+@dataclass
+class StepGoal:
+    """What the executor last asked for, in ``map``: a move's goal pose, an arm goal."""
+
+    move_goal: tuple[float, float, float] | None = None  # x, y (m), yaw (rad) of /goal_pose
+    arm_action: int = -1  # ArmGoal.action of /arm/goal (PICK 0, PLACE 1); -1 none yet
+    object_name: str = ""  # the object to pick or the held one to place
+    place_target: tuple[float, float, float] | None = None  # x, y, z (m) of a PLACE's target_pose
+
+
+class GoalTracker:
+    """Follows the executor's goal topics, as the oracle nodes do (the latest goal of each kind)."""
+
+    def __init__(self) -> None:
+        self.goal = StepGoal()
+
+    def on_goal_pose(self, msg: Any) -> None:
+        p, q = msg.pose.position, msg.pose.orientation
+        self.goal.move_goal = (p.x, p.y, yaw_from_quaternion((q.x, q.y, q.z, q.w)))
+
+    def on_arm_goal(self, msg: Any) -> None:
+        self.goal.arm_action = int(msg.action)
+        self.goal.object_name = str(msg.object_name)
+        p = msg.target_pose.pose.position
+        self.goal.place_target = (p.x, p.y, p.z) if int(msg.action) == ARM_PLACE else None
+
+    def target(self, kind: str, objects: Mapping[str, Planar]) -> Planar | None:
+        """The point the running step acts on, in map: the object to pick, the place target."""
+        g = self.goal
+        held = objects.get(g.object_name)
+        if kind == "pick" and g.arm_action == ARM_PICK and held is not None:
+            return held
+        if kind == "place" and g.arm_action == ARM_PLACE and g.place_target is not None:
+            return (*g.place_target, held[3] if held is not None else 0.0)
+        return None
+
+
+def _in_base(base: Planar | F64, x: float, y: float) -> tuple[float, float]:
+    c, s = math.cos(base[3]), math.sin(base[3])
+    dx, dy = x - base[0], y - base[1]
+    return c * dx + s * dy, -s * dx + c * dy
+
+
+def goal_features(
+    kind: str, base_map: Planar, tracker: GoalTracker, objects: Mapping[str, Planar], ee_p: Any
+) -> F64:
+    """The running step's target in the robot's frame (GOAL_NAMES); zeros where a part does not apply.
+
+    Args:
+        kind: the step's kind (:func:`step_kind`).
+        base_map: base_link in map (TF), (x, y, z, yaw).
+        tracker: the executor's goals.
+        objects: object name -> its pose in map (TF ``object/<name>``).
+        ee_p: (3,) end-effector position in base_link.
+    """
+    out = np.zeros(len(GOAL_NAMES))
+    if kind in STEP_KINDS:
+        out[STEP_KINDS.index(kind)] = 1.0
+    goal = tracker.goal.move_goal
+    if kind == "move" and goal is not None:
+        gx, gy = _in_base(base_map, goal[0], goal[1])
+        heading = goal[2] - base_map[3]
+        out[3:8] = (gx, gy, math.cos(heading), math.sin(heading), math.hypot(gx, gy))
+    target = tracker.target(kind, objects)
+    if target is not None:
+        tx, ty = _in_base(base_map, target[0], target[1])
+        point = np.array([tx, ty, target[2] - base_map[2]])
+        yaw = target[3] - base_map[3]
+        out[8:16] = (*point, *(point - np.asarray(ee_p, dtype=float)), math.cos(yaw), math.sin(yaw))
+    return out
+
+
+def _ten(rotation: Rotation, translation: F64, gripper: F64) -> F64:
+    """Translation 3, rotation 6 (first two matrix columns), gripper 1 per row."""
+    m = rotation.as_matrix()
+    return np.concatenate([translation, m[:, :, 0], m[:, :, 1], gripper[:, None]], axis=1)
+
+
+def _rotation(ee_q: F64) -> Rotation:
+    """scipy rotations of w-first quaternions (T, 4)."""
+    q = np.asarray(ee_q, dtype=float)
+    return Rotation.from_quat(np.concatenate([q[:, 1:], q[:, :1]], axis=1))
+
+
+def robot_state(ee_p: F64, ee_q: F64, odom: F64, gripper: F64) -> F64:
+    """Kitchen-R's state rows (T, 20) of consecutive frames (``KITCHEN_R_NAMES``).
+
+    Ten values relative to the previous frame's end-effector pose in ``odom`` (so base motion
+    shows), then the same ten absolute in ``base_link``. The first row's relative part is the
+    identity (no earlier frame).
+
+    Args:
+        ee_p, ee_q: tcp positions (T, 3) and w-first quaternions (T, 4) in base_link.
+        odom: (T, >= 3) base x, y, yaw in odom.
+        gripper: (T,) opening, 0 closed to 1 open.
+    """
+    odom = np.asarray(odom, dtype=float)
+    base_r = Rotation.from_euler("z", odom[:, 2:3])
+    base_t = np.concatenate([odom[:, :2], np.zeros((len(odom), 1))], axis=1)
+    ee_r = _rotation(ee_q)
+    world_r = base_r * ee_r
+    world_t = base_t + base_r.apply(ee_p)
+    before = np.r_[0, : len(odom) - 1]
+    prev_r, prev_t = world_r[before], world_t[before]
+    rel_t = prev_r.inv().apply(world_t - prev_t)
+    gripper = np.asarray(gripper, dtype=float)
+    return np.concatenate([_ten(prev_r.inv() * world_r, rel_t, gripper), _ten(ee_r, ee_p, gripper)], axis=1)
+
+
+def policy_state(observation: str, *, ee_p: F64, ee_q: F64, gripper: F64, odom: F64, goal: F64) -> F64:
+    """The state rows (T, D) of consecutive frames for an observation preset (``state_names``).
+
+    Args:
+        ee_p, ee_q: tcp positions (T, 3) and w-first quaternions (T, 4) in base_link.
+        gripper: (T,) opening.
+        odom: (T, 5) base x, y, yaw, v, ω in odom (:func:`odom_row`).
+        goal: (T, len(GOAL_NAMES)) :func:`goal_features` rows (unused by ``kitchen_r``).
+    """
+    if observation == "kitchen_r":
+        return robot_state(ee_p, ee_q, odom, gripper)
+    state_names(observation)  # the preset is known
+    odom = np.asarray(odom, dtype=float)
+    gripper = np.asarray(gripper, dtype=float)
+    # Not the base's velocity: the oracle's next (v, ω) nearly equals its present one, and a policy
+    # that sees it learns to copy it (measured: it spun in place at the data's largest ω).
+    base = np.stack([odom[:, 0], odom[:, 1], np.cos(odom[:, 2]), np.sin(odom[:, 2])], axis=1)
+    goal = np.asarray(goal, dtype=float)
+    target = goal if observation == "goal" else goal[:, : len(STEP_KINDS)]
+    return np.concatenate(
+        [_ten(_rotation(ee_q), np.asarray(ee_p, dtype=float), gripper), base, target], axis=1
+    )
+
+
+def _wxyz(rotation: Rotation) -> F64:
+    xyzw = rotation.as_quat().reshape(-1, 4)
+    wxyz = np.concatenate([xyzw[:, 3:], xyzw[:, :3]], axis=1)
+    return wxyz * np.where(wxyz[:, :1] < 0, -1.0, 1.0)  # one sign per orientation
+
+
+def encode_actions(kind: str, action: F64, ee_p: F64, ee_q: F64) -> F64:
+    """Absolute action points (T, 10) as the action kind ``kind`` (``ACTIONS``) learns them.
+
+    Args:
+        action: (T, 10) ``(v, ω, x, y, z, qw, qx, qy, qz, g)``, the target in base_link.
+        ee_p, ee_q: (T, 3), (T, 4) the measured end-effector pose at each action's frame.
+    """
+    action = np.asarray(action, dtype=float)
+    if kind == "absolute":
+        return action.copy()
+    if kind != "delta":
+        raise ValueError(f"actions {kind!r}: choose {', '.join(ACTIONS)}")
+    out = action.copy()
+    out[:, 2:5] = action[:, 2:5] - ee_p
+    out[:, 5:9] = _wxyz(_rotation(ee_q).inv() * _rotation(action[:, 5:9]))
+    return out
+
+
+def decode_action(kind: str, action: Any, ee_p: Any, ee_q: Any) -> F64:
+    """One learned action (10,) as Kitchen-R's absolute action point, at the measured pose ``ee_p, ee_q``."""
+    a = np.asarray(action, dtype=float).reshape(1, -1).copy()
+    if kind == "absolute":
+        return a[0]
+    if kind != "delta":
+        raise ValueError(f"actions {kind!r}: choose {', '.join(ACTIONS)}")
+    ee_p = np.asarray(ee_p, dtype=float).reshape(1, 3)
+    ee_q = np.asarray(ee_q, dtype=float).reshape(1, 4)
+    dq = a[:, 5:9] / max(float(np.linalg.norm(a[0, 5:9])), 1e-9)
+    a[:, 2:5] = ee_p + a[:, 2:5]
+    a[:, 5:9] = _wxyz(_rotation(ee_q) * _rotation(dq))
+    return a[0]

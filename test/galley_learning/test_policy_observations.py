@@ -1,0 +1,107 @@
+"""The conversions training and acting share (galley_learning.policy.observations), on exact cases."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace as Msg
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from galley_learning.policy.observations import (
+    GOAL_NAMES,
+    GoalTracker,
+    decode_action,
+    encode_actions,
+    goal_features,
+    gripper_opening,
+    policy_state,
+    state_names,
+)
+
+
+def _pose_msg(x: float, y: float, z: float, yaw: float) -> Msg:
+    q = Rotation.from_euler("z", yaw).as_quat()
+    return Msg(position=Msg(x=x, y=y, z=z), orientation=Msg(x=q[0], y=q[1], z=q[2], w=q[3]))
+
+
+def test_gripper_opening_ignores_missing_fingers_and_reads_open_without_any() -> None:
+    np.testing.assert_allclose(
+        gripper_opening([[0.02, 0.04], [0.02, np.nan], [np.nan, np.nan], [0.1, 0.1]]), [0.75, 0.5, 1.0, 1.0]
+    )
+    assert gripper_opening([-0.01, 0.0]) == 0.0
+
+
+def test_move_goal_is_seen_from_the_base() -> None:
+    tracker = GoalTracker()
+    tracker.on_goal_pose(Msg(pose=_pose_msg(1.0, 2.0, 0.0, math.pi)))
+    # base at (1, 0) facing +y: the goal is 2 m straight ahead, turned a quarter to the left
+    f = dict(
+        zip(
+            GOAL_NAMES,
+            goal_features("move", (1.0, 0.0, 0.0, math.pi / 2), tracker, {}, np.zeros(3)),
+            strict=True,
+        )
+    )
+    assert f["is_move"] == 1.0 and f["is_pick"] == 0.0
+    assert f["goal_x"] == pytest.approx(2.0) and f["goal_y"] == pytest.approx(0.0, abs=1e-12)
+    assert (f["goal_cos"], f["goal_sin"]) == pytest.approx((0.0, 1.0), abs=1e-12)
+    assert f["goal_dist"] == pytest.approx(2.0)
+    assert f["target_x"] == 0.0  # no pick or place target in a move
+    # a pick step sees no move goal, and no target before its arm goal arrives
+    assert not goal_features("pick", (1.0, 0.0, 0.0, 0.0), tracker, {}, np.zeros(3))[3:].any()
+
+
+def test_pick_and_place_targets_from_the_base_and_the_end_effector() -> None:
+    tracker = GoalTracker()
+    tracker.on_arm_goal(Msg(action=0, object_name="bowl", target_pose=Msg(pose=_pose_msg(0, 0, 0, 0))))
+    objects = {"bowl": (2.0, 1.0, 0.8, 0.3)}
+    ee = np.array([0.5, 0.0, 1.0])
+    f = dict(zip(GOAL_NAMES, goal_features("pick", (1.0, 1.0, 0.0, 0.0), tracker, objects, ee), strict=True))
+    assert (f["target_x"], f["target_y"], f["target_z"]) == pytest.approx((1.0, 0.0, 0.8))
+    assert (f["target_ee_x"], f["target_ee_y"], f["target_ee_z"]) == pytest.approx((0.5, 0.0, -0.2))
+    assert (f["target_cos"], f["target_sin"]) == pytest.approx((math.cos(0.3), math.sin(0.3)))
+    tracker.on_arm_goal(Msg(action=1, object_name="bowl", target_pose=Msg(pose=_pose_msg(1.0, 3.0, 0.9, 0))))
+    f = dict(
+        zip(
+            GOAL_NAMES,
+            goal_features("place", (1.0, 1.0, 0.0, math.pi / 2), tracker, objects, ee),
+            strict=True,
+        )
+    )
+    assert (f["target_x"], f["target_y"], f["target_z"]) == pytest.approx((2.0, 0.0, 0.9), abs=1e-12)
+    # a pick step while the arm goal is still the last place's: no target rather than the wrong one
+    assert not goal_features("pick", (1.0, 1.0, 0.0, 0.0), tracker, objects, ee)[8:].any()
+
+
+def test_presets_have_their_names_and_proprio_hides_the_target() -> None:
+    t = 3
+    ee_p, ee_q = np.tile([0.4, 0.0, 0.9], (t, 1)), np.tile([1.0, 0.0, 0.0, 0.0], (t, 1))
+    odom, goal = np.zeros((t, 5)), np.arange(t * len(GOAL_NAMES), dtype=float).reshape(t, -1)
+    for name in ("kitchen_r", "goal", "proprio"):
+        state = policy_state(name, ee_p=ee_p, ee_q=ee_q, gripper=np.ones(t), odom=odom, goal=goal)
+        assert state.shape == (t, len(state_names(name)))
+    proprio = policy_state("proprio", ee_p=ee_p, ee_q=ee_q, gripper=np.ones(t), odom=odom, goal=goal)
+    np.testing.assert_array_equal(proprio[:, -3:], goal[:, :3])  # the step's kind, nothing of where
+    with pytest.raises(ValueError, match="choose kitchen_r, goal, proprio"):
+        state_names("images")
+
+
+def test_delta_actions_are_relative_and_decode_to_the_same_target() -> None:
+    rng = np.random.default_rng(0)
+    n = 20
+    ee_p, target_p = rng.normal(size=(n, 3)), rng.normal(size=(n, 3))
+    ee_q = np.roll(Rotation.random(n, random_state=1).as_quat(), 1, axis=1)
+    target_q = np.roll(Rotation.random(n, random_state=2).as_quat(), 1, axis=1)
+    target_q *= np.where(target_q[:, :1] < 0, -1.0, 1.0)
+    absolute = np.concatenate([rng.normal(size=(n, 2)), target_p, target_q, rng.uniform(size=(n, 1))], axis=1)
+    delta = encode_actions("delta", absolute, ee_p, ee_q)
+    np.testing.assert_allclose(delta[:, 2:5], target_p - ee_p)
+    np.testing.assert_array_equal(delta[:, [0, 1, 9]], absolute[:, [0, 1, 9]])
+    for k in range(n):
+        np.testing.assert_allclose(decode_action("delta", delta[k], ee_p[k], ee_q[k]), absolute[k], atol=1e-9)
+    # staying put is the zero translation and the identity rotation
+    still = encode_actions("delta", np.concatenate([[0, 0], ee_p[0], ee_q[0], [1]])[None], ee_p[:1], ee_q[:1])
+    np.testing.assert_allclose(still[0, 2:9], [0, 0, 0, 1, 0, 0, 0], atol=1e-12)
+    np.testing.assert_array_equal(encode_actions("absolute", absolute, ee_p, ee_q), absolute)
