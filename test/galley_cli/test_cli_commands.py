@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 from galley_cli.main import main
+from galley_core.tasks.suite import load_suite
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -186,6 +187,24 @@ def test_suite_regenerates_the_committed_suite(tmp_path: Path, capsys: pytest.Ca
     assert (tmp_path / "suite.yaml").read_bytes() == (
         REPO / "config" / "suites" / "kitchen_v1.yaml"
     ).read_bytes()
+
+
+def test_suite_draws_a_fresh_shuffled_suite_with_a_seed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, shipped = load_suite(REPO / "config" / "suites" / "kitchen_v1.yaml")
+    for seed in (5843, 5843, 17):
+        assert main(["suite", "--seed", str(seed), "--out", str(tmp_path / f"{seed}.yaml")]) == 0
+    assert "wrote 580 instructions" in capsys.readouterr().out
+    _, fresh = load_suite(tmp_path / "5843.yaml")
+    _, other = load_suite(tmp_path / "17.yaml")
+    assert len(fresh) == len(shipped) == len(other)
+    pairs = {(e.seed, e.instruction) for e in shipped}
+    assert not [e for e in fresh if (e.seed, e.instruction) in pairs]  # episodes nobody tuned on
+    assert [e.seed for e in fresh] != [e.seed for e in other]
+    assert len({e.template for e in fresh[:20]}) > 10  # shuffled: the first entries mix templates
+    assert main(["suite", "--phrasing", "--seed", "3"]) == 2
+    assert "--seed draws a fresh instruction suite" in capsys.readouterr().err
 
 
 def test_train_planner_then_eval_planner_on_its_weights(
