@@ -8,6 +8,7 @@ from typing import Any
 
 from galley_core.episode import sample_episode
 from galley_core.scene import load_scene
+from galley_core.tasks.replanning import PlanContext
 from galley_core.tasks.suite import plan_for_instruction
 from galley_nodes.registry import load_node_class
 from galley_runtime import messages
@@ -86,3 +87,38 @@ def test_a_transformers_backend_without_its_model_fails_the_instruction_with_no_
     assert status.reason.startswith("backend 'transformers' could not start: unavailable")
     assert missing in status.reason or "pip install" in status.reason  # no model, or no library
     assert seen["plan"] == []
+
+
+def test_a_replan_whose_fresh_image_never_comes_plans_on_the_last_image(repo):
+    """Under Isaac Sim nothing answers /sim/render_top_down: the planner waits no longer than its timeout."""
+    host = EmbeddedHost([repo / "config" / "galley.yaml"])
+    host.add_node(load_node_class("task_planner"), parameters={"fresh_image_timeout_s": 1.0})
+    probe = host.participant("probe")
+    plans: list[Any] = []
+    asked: list[Any] = []
+    probe.create_subscription("/task/plan", "galley_msgs/msg/TaskPlan", plans.append, QoS.latched())
+    probe.create_subscription("/sim/render_top_down", "std_msgs/msg/Empty", asked.append, QoS(depth=10))
+    image = probe.create_publisher("/camera/top_down/image_raw", "sensor_msgs/msg/Image", QoS.latched())
+    image.publish(
+        messages.new("sensor_msgs/msg/Image", height=4, width=4, encoding="rgb8", step=12, data=[90] * 48)
+    )
+    replan = probe.create_publisher("/task/replan", "std_msgs/msg/String", QoS(depth=10))
+    context = PlanContext(
+        instruction="Move the bowl to the green zone.",
+        objects=(
+            ("apple", "red"),
+            ("bowl", "blue"),
+            ("cup", "yellow"),
+            ("fork", "purple"),
+            ("plate", "none"),
+        ),
+        plan=("move to the blue zone", "pick the bowl", "move to the green zone", "place the bowl"),
+        failure="pick the bowl: the grasp missed",
+    )
+    host.run_for(0.1)
+    replan.publish(messages.new("std_msgs/msg/String", data=context.to_json()))
+    host.run_for(0.6)
+    assert len(asked) == 1 and plans == []  # asked for a fresh image, still waiting for it
+    assert host.run_until(lambda: bool(plans), 1.5)
+    assert host.now_s < 0.1 + 1.0 + 0.5  # within the timeout and one check period
+    assert list(plans[-1].steps)[-2:] == ["move to the green zone", "place the bowl"]

@@ -66,6 +66,13 @@ class TaskPlannerConfig(PromptConfig):
     worker_timeout_s: float = param(
         300.0, "in a worker process: the longest the backend may take to load or to plan", unit="s", gt=0.0
     )
+    fresh_image_timeout_s: float = param(
+        2.0,
+        "replanning: how long to wait for the fresh top-down image asked of the simulator on "
+        "/sim/render_top_down before planning on the last one (Isaac Sim's graphs do not answer it)",
+        unit="s",
+        gt=0.0,
+    )
 
 
 def backend_options(config: TaskPlannerConfig) -> dict[str, Any]:

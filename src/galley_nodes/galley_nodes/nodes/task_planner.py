@@ -11,7 +11,8 @@ code crashes or hangs, the instruction fails with ``unavailable`` (how the worke
 and the fix) or ``timeout``, and the host, the simulator and the recorder go on.
 A replan request on /task/replan (std_msgs/String: the task executor's
 :class:`~galley_core.tasks.replanning.PlanContext` as JSON, after a failed step) asks the simulator
-for a fresh top-down image (/sim/render_top_down, std_msgs/Empty), then plans again with the
+for a fresh top-down image (/sim/render_top_down, std_msgs/Empty; after ``fresh_image_timeout_s``
+without one, as under Isaac Sim, it goes on with the last image), then plans again with the
 context: what remains of the instruction from where the objects are now, published on /task/plan
 like any plan (with no steps when nothing remains).
 Failure reasons start with the kind (``empty_instruction``, ``unknown_name``, ``off_grammar``,
@@ -34,7 +35,7 @@ from galley_learning.planners.configured import TaskPlannerConfig, backend_optio
 from galley_runtime.config_files import find_scene
 from galley_runtime.conversions import RGB_ENCODINGS, image_from_msg
 from galley_runtime.msg_constants import ACTION_ACTIVE, ACTION_FAILED, ACTION_IDLE, ACTION_SUCCEEDED
-from galley_runtime.node import Node, Publishes, Subscribes
+from galley_runtime.node import Node, Publishes, Subscribes, Timer
 from galley_runtime.qos import QoS
 
 
@@ -57,6 +58,7 @@ class TaskPlannerNode(Node):
         Subscribes("camera/top_down/image_raw", "sensor_msgs/msg/Image", "on_image", QoS.latched()),
         Subscribes("task/replan", "std_msgs/msg/String", "on_replan", QoS(depth=10)),
     )
+    timers = (Timer("on_image_wait", period_s=lambda c: c.fresh_image_timeout_s / 4),)
     publishes = (
         Publishes("task/plan", "galley_msgs/msg/TaskPlan", QoS.latched()),
         Publishes("task_planner/status", "galley_msgs/msg/ActionStatus", QoS.latched()),
@@ -69,6 +71,7 @@ class TaskPlannerNode(Node):
         self.image: np.ndarray[Any, Any] | None = None
         self.pending: str | None = None
         self.replan: PlanContext | None = None
+        self.replan_asked_s = 0.0
         self.planner: Planner | None = None
         self._error = ""
         try:
@@ -109,10 +112,22 @@ class TaskPlannerNode(Node):
             return
         planner = self.planner
         if planner is not None and planner.accepts_image:  # plan on the world as it is now
-            self.replan = context
+            self.replan, self.replan_asked_s = context, self.now_s()
             self.publish("sim/render_top_down", self.msg("std_msgs/msg/Empty"))
             self._status(ACTION_ACTIVE, context.instruction, "replanning: waiting for a fresh top-down image")
             return
+        self._plan(context.instruction, context)
+
+    def on_image_wait(self) -> None:
+        """A replan whose fresh image has not come in ``fresh_image_timeout_s`` plans on the last image."""
+        waited = self.now_s() - self.replan_asked_s
+        if self.replan is None or waited < self.config.fresh_image_timeout_s:
+            return
+        context, self.replan = self.replan, None
+        self.log.warning(
+            f"no fresh top-down image {waited:.1f} s after asking on /sim/render_top_down: "
+            "replanning on the last image (the simulator does not render on request)"
+        )
         self._plan(context.instruction, context)
 
     def on_instruction(self, msg: Any) -> None:
