@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from galley_core.geometry import Pose2D, Transform
+from galley_core.geometry import Pose2D, Transform, yaw_from_quaternion
 from galley_core.navigation.grid import OccupancyGrid
 from galley_core.tf_tree import TransformValues, transform_of_values
 from galley_runtime import messages
@@ -22,6 +22,7 @@ __all__ = [
     "image_from_msg",
     "occupancy_grid_from_msg",
     "occupancy_grid_msg",
+    "odom_row",
     "path_from_msg",
     "path_msg",
     "pose2d_from_pose_msg",
@@ -127,6 +128,12 @@ def pose2d_from_pose_msg(msg: Any) -> Pose2D:
     """Planar pose (x, y, yaw) of a ``geometry_msgs/msg/Pose``."""
     p, q = msg.position, msg.orientation
     return Transform(np.array([p.x, p.y, p.z]), np.array([q.x, q.y, q.z, q.w])).to_pose2d()
+
+
+def odom_row(msg: Any) -> np.ndarray[Any, Any]:
+    """(x, y, yaw, forward speed, yaw rate) of a ``nav_msgs/msg/Odometry``: m, rad, m/s, rad/s."""
+    p, q, twist = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist
+    return np.array([p.x, p.y, yaw_from_quaternion((q.x, q.y, q.z, q.w)), twist.linear.x, twist.angular.z])
 
 
 def occupancy_grid_msg(grid: OccupancyGrid, frame_id: str, stamp_ns: int, data: Any = None) -> Any:

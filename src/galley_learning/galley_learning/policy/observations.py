@@ -61,7 +61,6 @@ __all__ = [
     "encode_actions",
     "goal_features",
     "gripper_opening",
-    "odom_row",
     "planar_from_transform",
     "policy_state",
     "robot_state",
@@ -121,12 +120,6 @@ def step_kind(text: str) -> str:
     """The kind of a plan step (``move``, ``pick``, ``place``), "" for none or another."""
     word = text.split(" ", 1)[0] if text else ""
     return word if word in STEP_KINDS else ""
-
-
-def odom_row(msg: Any) -> F64:
-    """(x, y, yaw, v, ω) of a nav_msgs/Odometry, as the recorder's dataset reader has it."""
-    p, q, t = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist
-    return np.array([p.x, p.y, yaw_from_quaternion((q.x, q.y, q.z, q.w)), t.linear.x, t.angular.z])
 
 
 def planar_from_transform(msg: Any) -> Planar:
@@ -250,7 +243,7 @@ def policy_state(observation: str, *, ee_p: F64, ee_q: F64, gripper: F64, odom: 
     Args:
         ee_p, ee_q: tcp positions (T, 3) and w-first quaternions (T, 4) in base_link.
         gripper: (T,) opening.
-        odom: (T, 5) base x, y, yaw, v, ω in odom (:func:`odom_row`).
+        odom: (T, 5) base x, y, yaw, v, ω in odom (:func:`galley_runtime.conversions.odom_row`).
         goal: (T, len(GOAL_NAMES)) :func:`goal_features` rows (unused by ``kitchen_r``).
     """
     if observation == "kitchen_r":

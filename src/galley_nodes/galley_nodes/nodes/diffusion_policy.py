@@ -40,13 +40,12 @@ from galley_learning.policy.observations import (
     decode_action,
     goal_features,
     gripper_opening,
-    odom_row,
     planar_from_transform,
     policy_state,
     step_kind,
 )
 from galley_nodes.nodes.arm_controller import FINGERS
-from galley_runtime.conversions import image_from_msg, joint_positions_from_msg, joint_state_msg
+from galley_runtime.conversions import image_from_msg, joint_positions_from_msg, joint_state_msg, odom_row
 from galley_runtime.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
 from galley_runtime.node import Node, Publishes, Subscribes, Timer
 from galley_runtime.qos import QoS

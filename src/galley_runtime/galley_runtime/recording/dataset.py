@@ -40,8 +40,7 @@ from typing import Any
 import numpy as np
 from rosbags.rosbag2 import Reader
 
-from galley_core.geometry import yaw_from_quaternion
-from galley_runtime.conversions import image_from_msg
+from galley_runtime.conversions import image_from_msg, odom_row
 from galley_runtime.embedded.rosbags_messages import deserialize
 from galley_runtime.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
 from galley_runtime.recording.staging import interrupted_bags, interrupted_error, is_staging, staged_splits
@@ -66,10 +65,6 @@ class DatasetStreams:
     cmd_vel: str = "/cmd_vel"
     arm_command: str = "/arm/joint_command"
     episode_events: str = "/episode/events"
-
-
-def _yaw(q: Any) -> float:
-    return yaw_from_quaternion((q.x, q.y, q.z, q.w))
 
 
 class _Hold:
@@ -103,10 +98,7 @@ class _Hold:
                     if len(msg.velocity) == len(msg.name):
                         self.values["joint_velocity"] = np.asarray(msg.velocity, dtype=float)[order]
             elif name == "odom":
-                p, t = msg.pose.pose, msg.twist.twist
-                self.values["odom"] = np.array(
-                    [p.position.x, p.position.y, _yaw(p.orientation), t.linear.x, t.angular.z]
-                )
+                self.values["odom"] = odom_row(msg)
             elif name == "cmd_vel":
                 self.values["cmd_vel"] = np.array([msg.linear.x, msg.angular.z], dtype=float)
             elif name == "arm_command":
