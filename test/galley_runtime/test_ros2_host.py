@@ -10,9 +10,9 @@ the reason. README's "Running under ROS 2" says which tests run where.
 from __future__ import annotations
 
 import array
+import ast
 import importlib.util
 import os
-import re
 import shutil
 import subprocess
 import time
@@ -37,6 +37,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E
 from rosbags.rosbag2 import Reader  # noqa: E402
 
 from galley_core.config import Config, describe_fields, param  # noqa: E402
+from galley_nodes import stack  # noqa: E402
 from galley_nodes.nodes.square_driver import SquareDriverNode  # noqa: E402
 from galley_nodes.nodes.trajectory_logger import TrajectoryLoggerNode  # noqa: E402
 from galley_nodes.nodes.unicycle_base import UnicycleBaseNode  # noqa: E402
@@ -58,7 +59,19 @@ pytestmark = pytest.mark.ros2
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "config" / "galley.yaml"
 #: Every node kitchen_sim.launch.py starts (rviz2 aside), by executable name.
-LAUNCHED = ["sim", *re.findall(r'node\(\s*"(\w+)"', (REPO / "launch" / "kitchen_sim.launch.py").read_text())]
+
+
+def _launched(path: Path) -> list[str]:
+    """The galley nodes a launch file starts: the stack's nodes under the flags the file fixes (FIXED)."""
+    fixed = next(
+        ast.literal_eval(node.value)
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "FIXED"
+    )
+    return [name for name, _ in stack.open_nodes("kitchen", fixed)]
+
+
+LAUNCHED = _launched(REPO / "launch" / "kitchen_sim.launch.py")
 NEEDS_TF2 = pytest.mark.skipif(
     importlib.util.find_spec("tf2_ros") is None,
     reason="tf2_ros is not installed (PyPI's rclpy wheels have none; a full ROS 2 install does)",
