@@ -11,7 +11,7 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=[package_name, package_name + ".*"]),
-    package_data={package_name: ["py.typed"]},
+    package_data={package_name: ["py.typed", "interfaces/*/action/*.action"]},
     install_requires=["galley-core", "numpy>=1.24", "pyyaml>=5.4", "rosbags>=0.11.9,<0.12"],
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),

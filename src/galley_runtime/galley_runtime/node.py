@@ -6,6 +6,8 @@ A galley node is a class that declares, once, as class attributes:
 * ``Config``: a frozen :class:`galley_core.config.Config` dataclass, one ROS parameter per field;
 * ``publishes`` / ``subscribes``: topics with their ROS type names and QoS;
 * ``timers``: periodic callbacks, with periods in seconds of ROS time;
+* ``serves`` / ``calls``: actions it serves (with its goal and cancel methods) and calls, with their
+  ROS action type names (:mod:`galley_runtime.actions`);
 * ``uses_tf``: whether it looks up transforms (the ROS 2 host then starts a TF listener).
 
 A host (the embedded host in :mod:`galley_runtime.embedded`, or the rclpy adapter in
@@ -14,10 +16,10 @@ with a :class:`NodeHost`, and runs its callbacks. Callbacks receive real ROS mes
 (rclpy classes under ROS 2, ``rosbags`` classes in the embedded host; the same fields) and build
 replies with :meth:`Node.msg`. A node never imports rclpy or mujoco.
 
-Actions (nav2_msgs ComputePathToPose and FollowPath, so that galley's planner and controller and
-Nav2's servers can stand in for each other) are not declared yet; they will be declared like
-topics (a class attribute per served or called action) and implemented by both hosts, which is
-why every declaration goes through :class:`NodeHost` rather than straight to a transport.
+Actions (nav2_msgs ComputePathToPose, FollowPath and NavigateToPose, so that galley's planner and
+controller and Nav2's servers can stand in for each other) are declared like topics and served or
+called through :class:`NodeHost`, which both hosts implement; see :mod:`galley_runtime.actions`
+for the goal handles and their semantics.
 
 Messages: set sequence fields (``float32[] ranges``, ``uint8[] data``) through the keyword
 arguments of :meth:`Node.msg`, not by assigning to the attribute afterwards: the host converts
@@ -45,15 +47,29 @@ from typing import Any, ClassVar, Protocol
 
 from galley_core.config import Config
 from galley_runtime import messages
+from galley_runtime.actions import (
+    ActionClientHandle,
+    Calls,
+    ClientGoal,
+    DoneCallback,
+    FeedbackCallback,
+    ServerGoal,
+    Serves,
+    check_actions,
+)
 from galley_runtime.qos import QoS
 
 __all__ = [
+    "Calls",
+    "ClientGoal",
     "Logger",
     "NoConfig",
     "Node",
     "NodeHost",
     "PerSeverityLogger",
     "Publishes",
+    "ServerGoal",
+    "Serves",
     "Subscribes",
     "Timer",
     "TimerHandle",
@@ -206,6 +222,20 @@ class NodeHost(ABC):
     def topic_names_and_types(self) -> list[tuple[str, list[str]]]:
         """Topics currently known in the graph, with their type names."""
 
+    def create_action_server(
+        self,
+        action: str,
+        type_name: str,
+        on_goal: Callable[[ServerGoal], str | None],
+        on_cancel: Callable[[ServerGoal], None] | None,
+    ) -> object:
+        """Serve an action (see :mod:`galley_runtime.actions`); ``action`` resolves like a topic."""
+        raise NotImplementedError(f"{type(self).__name__} does not host actions")
+
+    def create_action_client(self, action: str, type_name: str) -> ActionClientHandle:
+        """A client of an action (see :mod:`galley_runtime.actions`)."""
+        raise NotImplementedError(f"{type(self).__name__} does not host actions")
+
 
 class Node:
     """Base class of galley nodes. See the module docstring for what a subclass declares.
@@ -220,6 +250,8 @@ class Node:
     publishes: ClassVar[Sequence[Publishes]] = ()
     subscribes: ClassVar[Sequence[Subscribes]] = ()
     timers: ClassVar[Sequence[Timer]] = ()
+    serves: ClassVar[Sequence[Serves]] = ()
+    calls: ClassVar[Sequence[Calls]] = ()
     uses_tf: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -241,6 +273,13 @@ class Node:
         self._timers = [
             host.create_timer(t.period_for(config), getattr(self, t.callback)) for t in self.timers
         ]
+        self._action_servers = [
+            host.create_action_server(
+                s.action, s.type, getattr(self, s.goal), getattr(self, s.cancel) if s.cancel else None
+            )
+            for s in self.serves
+        ]
+        self._action_clients = {c.action: host.create_action_client(c.action, c.type) for c in self.calls}
 
     # -- messages and time ---------------------------------------------------------------------
 
@@ -265,6 +304,22 @@ class Node:
             declared = ", ".join(self._publishers) or "none"
             raise KeyError(f"node {self.name!r} does not publish {topic!r} (declared: {declared})") from None
         return publisher.get_subscription_count() > 0
+
+    def send_goal(
+        self,
+        action: str,
+        goal: Any,
+        *,
+        feedback: FeedbackCallback | None = None,
+        done: DoneCallback | None = None,
+    ) -> ClientGoal:
+        """Send a goal to an action declared in ``calls``; see :mod:`galley_runtime.actions`."""
+        try:
+            client = self._action_clients[action]
+        except KeyError:
+            declared = ", ".join(self._action_clients) or "none"
+            raise KeyError(f"node {self.name!r} does not call {action!r} (declared: {declared})") from None
+        return client.send_goal(goal, feedback, done)
 
     @staticmethod
     def msg(type_name: str, /, **fields: Any) -> Any:
@@ -326,3 +381,4 @@ def _check_declaration(cls: type[Node]) -> None:
     for decl in (*cls.subscribes, *cls.timers):
         if not callable(getattr(cls, decl.callback, None)):
             raise TypeError(f"{where}: callback {decl.callback!r} is not a method of the class")
+    check_actions(where, cls)

@@ -149,6 +149,17 @@ class Bus:
         matched = sum(1 for sub in self._topics[pub.topic].subscriptions if id(pub) in sub.matched)
         return matched + len(self._taps.get(pub.topic, ()))
 
+    def add_endpoint(self, callback: Callable[[Any], None], owner: str) -> BusSubscription:
+        """A receiver outside any topic (an action's service side): :meth:`send` queues to it.
+
+        What is sent is delivered in order with the topics' messages, by :meth:`deliver_pending`.
+        """
+        return BusSubscription("", "", QoS(history="keep_all"), owner, callback)
+
+    def send(self, endpoint: BusSubscription, request: Any) -> None:
+        """Queue ``request`` for an endpoint of :meth:`add_endpoint`."""
+        self._enqueue(endpoint, request)
+
     def add_tap(self, topic: str, callback: Callable[[Any], None]) -> None:
         """Call ``callback`` synchronously with every message published on ``topic``."""
         self._taps.setdefault(topic, []).append(callback)

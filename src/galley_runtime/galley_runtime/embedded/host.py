@@ -30,7 +30,9 @@ from typing import Any, TypeVar
 from galley_core.config import ConfigError, config_from_values
 from galley_core.tf_tree import TransformError, TransformTree
 from galley_runtime import messages
+from galley_runtime.actions import ServerGoal
 from galley_runtime.conversions import transform_stamped_msg_from_values, transform_values_from_msg
+from galley_runtime.embedded.actions import EmbeddedActionClient, EmbeddedActionServer
 from galley_runtime.embedded.bus import Bus, BusPublisher
 from galley_runtime.node import Node, NodeHost
 from galley_runtime.params_file import (
@@ -158,6 +160,34 @@ class EmbeddedNodeHost(NodeHost):
     def topic_names_and_types(self) -> list[tuple[str, list[str]]]:
         return self._host.bus.topic_names_and_types()
 
+    def create_action_server(
+        self,
+        action: str,
+        type_name: str,
+        on_goal: Callable[[ServerGoal], str | None],
+        on_cancel: Callable[[ServerGoal], None] | None,
+    ) -> EmbeddedActionServer:
+        name = self.resolve(action)
+        servers = self._host.action_servers
+        if name in servers:
+            raise ValueError(
+                f"{self.fully_qualified_name} serves action {name!r}, which {servers[name].owner} already "
+                "serves; run one server per action (remap one of them)"
+            )
+        server = EmbeddedActionServer(
+            self._host,
+            name,
+            type_name,
+            owner=self.fully_qualified_name,
+            on_goal=on_goal,
+            on_cancel=on_cancel,
+        )
+        servers[name] = server
+        return server
+
+    def create_action_client(self, action: str, type_name: str) -> EmbeddedActionClient:
+        return EmbeddedActionClient(self._host, self.resolve(action), type_name, self.fully_qualified_name)
+
 
 @dataclass
 class _NodeRecord:
@@ -188,6 +218,8 @@ class EmbeddedHost:
         self.tf = TransformTree(int(tf_cache_s * _NS))
         self.time_ns = 0
         self._params = load_params_files(params_files)
+        #: Action servers by fully qualified action name (see galley_runtime.embedded.actions).
+        self.action_servers: dict[str, EmbeddedActionServer] = {}
         self._records: dict[str, _NodeRecord] = {}
         self._timers: list[tuple[int, int, int, _Timer]] = []
         self._timer_counter = itertools.count()

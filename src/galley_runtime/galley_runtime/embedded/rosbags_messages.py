@@ -2,7 +2,9 @@
 
 ``rosbags`` (Ternaris) provides dataclasses for every ROS 2 Jazzy message and CDR (de)serialisers
 that read and write the bytes rosbag2 stores. galley_msgs' ``.msg`` files are registered from the
-same files ``rosidl`` builds under ROS 2, so there is one source of truth.
+same files ``rosidl`` builds under ROS 2, so there is one source of truth; so are the message types
+of the actions galley serves (nav2_msgs', from their ``.action`` text; see
+:mod:`galley_runtime.action_definitions`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from rosbags.interfaces import Nodetype
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
+from galley_runtime.action_definitions import action_files, action_message_texts
 from galley_runtime.message_backend import MessageError, byte_value, type_name_of
 
 __all__ = [
@@ -27,6 +30,7 @@ __all__ = [
     "find_galley_msg_dir",
     "find_unconverted_sequence",
     "iter_galley_types",
+    "message_definition",
     "serialize",
     "typestore",
 ]
@@ -72,8 +76,47 @@ def typestore() -> Typestore:
     types: dict[str, Any] = {}
     for path in sorted(find_galley_msg_dir().glob("*.msg")):
         types.update(get_types_from_msg(path.read_text(), f"galley_msgs/msg/{path.stem}"))
+    for action, path in action_files().items():  # nav2_msgs' actions: not in the rosbags store
+        for name, text in action_message_texts(action, path.read_text()).items():
+            types.update(get_types_from_msg(text, name))
     store.register(types)
     return store
+
+
+def message_definition(type_name: str) -> str:
+    """The ``ros2msg`` definition text of a type, as rosbag2 stores it with a topic.
+
+    rosbags writes it for ``pkg/msg/`` types only; for an action's messages (``pkg/action/X_...``)
+    it is built here in the same layout: the type's fields, then each nested type under a
+    ``MSG: <name>`` header.
+    """
+    store = typestore()
+    if "/action/" not in type_name:
+        return store.generate_msgdef(type_name, ros_version=2)[0]
+    nested: dict[str, str] = {}
+
+    def text_of(name: str) -> str:
+        lines = []
+        for field, (kind, spec) in store.fielddefs[name][1]:
+            if kind == Nodetype.BASE:
+                lines.append(f"{spec[0]} {field}")
+                continue
+            if kind == Nodetype.NAME:
+                sub, suffix = spec, ""
+            else:
+                (sub_kind, sub), length = spec
+                suffix = f"[{length}]" if kind == Nodetype.ARRAY else "[]"
+                if sub_kind == Nodetype.BASE:
+                    lines.append(f"{sub[0]}{suffix} {field}")
+                    continue
+            if sub not in nested:
+                nested[sub] = ""
+                nested[sub] = text_of(sub)
+            lines.append(f"{sub}{suffix} {field}")
+        return "\n".join(lines) + "\n"
+
+    top = text_of(type_name)
+    return top + "".join(f"{'=' * 80}\nMSG: {name}\n{text}" for name, text in nested.items())
 
 
 def _numpy_dtype(ros_type: str) -> np.dtype[Any]:

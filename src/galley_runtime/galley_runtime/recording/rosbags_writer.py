@@ -23,7 +23,7 @@ from typing import Any
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import StoragePlugin, Writer
 
-from galley_runtime.embedded.rosbags_messages import typestore
+from galley_runtime.embedded.rosbags_messages import message_definition, typestore
 from galley_runtime.qos import QoS
 from galley_runtime.recording.metadata_file import write_metadata
 from galley_runtime.recording.staging import RecordingLock, adopt_split, staging_folder
@@ -143,8 +143,13 @@ class RosbagsWriter(BagWriter):
     def _connect(self, topic: str) -> None:
         assert self._writer is not None
         type_name, qos = self._topics[topic]
+        store = typestore()
         self._connections[topic] = self._writer.add_connection(
-            topic, type_name, typestore=typestore(), offered_qos_profiles=[rosbags_qos(qos)]
+            topic,
+            type_name,
+            msgdef=message_definition(type_name),
+            rihs01=store.hash_rihs01(type_name),
+            offered_qos_profiles=[rosbags_qos(qos)],
         )
 
     def _finish_split(self) -> None:

@@ -11,6 +11,9 @@
   Jazzy; on Humble, which lacks it, right after validation);
 * creates the declared publishers, subscriptions (message classes by type name, from
   ``<package>.msg``) and timers (on the node clock, so ``use_sim_time`` gives simulated time);
+* serves and calls the declared actions through rclpy's ActionServer / ActionClient
+  (:mod:`galley_runtime.ros2.actions`; an action whose package is not installed is left out, with
+  a warning);
 * gives TF through ``tf2_ros`` (Buffer, TransformListener, (Static)TransformBroadcaster);
 * gives the node rclpy's logger wrapped in :class:`galley_runtime.node.PerSeverityLogger`, so that no
   node trips rclpy's rule against one call site logging at two severities;
@@ -46,9 +49,11 @@ from rclpy.time import Time
 from galley_core.config import ConfigError, config_from_values, describe_fields
 from galley_core.tf_tree import TransformError
 from galley_runtime import messages
+from galley_runtime.actions import ServerGoal
 from galley_runtime.node import Node, NodeHost, PerSeverityLogger
 from galley_runtime.params_file import ParameterError, unset_lists_as_empty
 from galley_runtime.qos import QoS
+from galley_runtime.ros2.actions import RclpyActionClient, RclpyActionServer
 from galley_runtime.ros2.messages import RclpyMessages
 
 try:  # optional: the PyPI wheels of rclpy come without tf2_ros (see the module docstring)
@@ -144,6 +149,38 @@ class RclpyNodeHost(NodeHost):
 
     def topic_names_and_types(self) -> list[tuple[str, list[str]]]:
         return [(name, list(types)) for name, types in self.node.get_topic_names_and_types()]
+
+    def create_action_server(
+        self,
+        action: str,
+        type_name: str,
+        on_goal: Callable[[ServerGoal], str | None],
+        on_cancel: Callable[[ServerGoal], None] | None,
+    ) -> RclpyActionServer | None:
+        try:
+            return RclpyActionServer(
+                self.node, action, type_name, on_goal=on_goal, on_cancel=on_cancel, logger=self.logger
+            )
+        except ImportError as err:  # e.g. PyPI's wheels: no nav2_msgs
+            self.logger.warning(f"not serving action {action}: {err}; the node's topics work as before")
+            return None
+
+    def create_action_client(self, action: str, type_name: str) -> Any:
+        try:
+            return RclpyActionClient(self.node, action, type_name)
+        except ImportError as err:
+            self.logger.warning(f"cannot call action {action}: {err}")
+            return _MissingActionClient(action, str(err))
+
+
+class _MissingActionClient:
+    """A declared action client whose action type is not installed: sending a goal says so."""
+
+    def __init__(self, action: str, why: str) -> None:
+        self._action, self._why = action, why
+
+    def send_goal(self, goal: Any, feedback: Any, done: Any) -> Any:
+        raise RuntimeError(f"cannot send a goal to {self._action}: {self._why}")
 
 
 class _Parameters:

@@ -36,6 +36,24 @@ def _full_name(slot_type: str) -> str:
     return f"{package}/msg/{name}"
 
 
+#: An action's parts as rclpy names them: ``Name_Goal`` is ``Name.Goal``, and so on.
+_ACTION_PART = re.compile(r"^(?P<name>[A-Za-z0-9]+?)_(?P<part>Goal|Result|Feedback|FeedbackMessage)$")
+
+
+def _action_part(type_name: str) -> type:
+    """The rclpy class of ``pkg/action/Name_Goal`` (``_Result``, ``_Feedback``, ``_FeedbackMessage``)."""
+    package, _, rest = type_name.split("/")
+    match = _ACTION_PART.match(rest)
+    if match is None:
+        raise TypeError(f"action message type {type_name!r} is not 'pkg/action/Name_Goal' (or _Result, ...)")
+    try:
+        action = getattr(importlib.import_module(f"{package}.action"), match["name"])
+    except (AttributeError, ModuleNotFoundError) as err:
+        raise TypeError(f"unknown action type of {type_name!r}: {err} (is the package installed?)") from None
+    part = match["part"]
+    return action.Impl.FeedbackMessage if part == "FeedbackMessage" else getattr(action, part)
+
+
 class RclpyMessages:
     """Message classes of rclpy, resolved by type name with rosidl_runtime_py."""
 
@@ -47,6 +65,9 @@ class RclpyMessages:
         cls = self._classes.get(type_name)
         if cls is None:
             package, kind, name = [*type_name.split("/"), "", ""][:3]
+            if kind == "action":
+                cls = self._classes[type_name] = _action_part(type_name)
+                return cls
             if kind != "msg" or not package or not name:
                 raise TypeError(f"message type {type_name!r} is not of the form 'package/msg/Name'")
             try:
