@@ -54,6 +54,7 @@ NODES = {
     "map_server",
     "global_planner",
     "diff_drive_controller",
+    "navigator",
     "arm_controller",
     "monitor",
     "task_planner",

@@ -61,8 +61,9 @@ def test_the_full_bring_up_starts_every_node_of_the_stack():
         "map_server",
         "global_planner",
         "diff_drive_controller",
+        "navigator",  # navigate_to_pose, composing the planner and controller
         "arm_controller",
-        "diffusion_policy",  # with policy:=RUN, in place of the three oracle nodes above
+        "diffusion_policy",  # with policy:=RUN, in place of the oracle nodes above
         "monitor",
         "task_planner",
         "task_executor",

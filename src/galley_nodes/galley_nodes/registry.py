@@ -19,6 +19,7 @@ NODES: dict[str, str] = {
     "global_planner": "galley_nodes.nodes.global_planner:GlobalPlannerNode",
     "map_server": "galley_nodes.nodes.map_server:MapServerNode",
     "monitor": "galley_nodes.nodes.monitor:MonitorNode",
+    "navigator": "galley_nodes.nodes.navigator:NavigatorNode",
     "perturber": "galley_nodes.nodes.perturber:PerturberNode",
     "recorder": "galley_nodes.nodes.recorder:RecorderNode",
     "scene_markers": "galley_nodes.nodes.scene_markers:SceneMarkersNode",

@@ -140,6 +140,7 @@ NODES: tuple[StackNode, ...] = (
     StackNode("map_server", DRIVEN),
     StackNode("global_planner", DRIVEN, when="oracle"),
     StackNode("diff_drive_controller", DRIVEN, when="oracle"),
+    StackNode("navigator", DRIVEN, when="oracle"),  # navigate_to_pose, for rviz2 and Nav2's clients
     StackNode("arm_controller", KITCHEN, when="oracle"),
     StackNode("diffusion_policy", KITCHEN, when="policy"),
     StackNode("perturber", KITCHEN, when="perturb"),
