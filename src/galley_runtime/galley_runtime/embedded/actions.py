@@ -23,6 +23,7 @@ from galley_runtime import messages
 from galley_runtime.actions import (
     FEEDBACK_QOS,
     STATUS_CANCELING,
+    STATUS_EXECUTING,
     STATUS_QOS,
     ClientGoal,
     DoneCallback,
@@ -105,7 +106,7 @@ class EmbeddedActionServer:
             return
         self._goals[goal_id] = (handle, client)
         self._host.bus.send(client.endpoint, ("response", goal_id, True, ""))
-        self._publish_status()
+        self._publish_status(executing=goal_id)
         if not handle.active:  # ended in the goal method itself: report it now that it is accepted
             self._ended(handle)
 
@@ -141,7 +142,8 @@ class EmbeddedActionServer:
         self._publish_status()
         self._host.bus.send(entry[1].endpoint, ("result", handle.goal_id, handle.status, handle.result))
 
-    def _publish_status(self) -> None:
+    def _publish_status(self, executing: bytes = b"") -> None:
+        """Publish every goal's status; ``executing`` shows as EXECUTING (accepted, whatever came after)."""
         now = self._host.time_ns
         for goal_id, ended in list(self._ended_ns.items()):
             if now - ended > RESULT_TIMEOUT_S * _NS:
@@ -149,7 +151,7 @@ class EmbeddedActionServer:
         status_list = [
             {
                 "goal_info": {"goal_id": _uuid_msg(goal_id), "stamp": messages.time_msg(handle.accepted_ns)},
-                "status": handle.status,
+                "status": STATUS_EXECUTING if goal_id == executing else handle.status,
             }
             for goal_id, (handle, _) in self._goals.items()
         ]
