@@ -256,7 +256,7 @@ def test_navigate_to_pose_cancel_preemption_and_failures(tmp_path):
     assert g.run_until_done(unreachable, 1.0) < 1.0
     assert unreachable.status == STATUS_ABORTED
     assert unreachable.result.error_code == PLAN_CODES["NO_VALID_PATH"]
-    assert "compute_path_to_pose" in unreachable.result.error_msg
+    assert "no path" in unreachable.result.error_msg  # the planner's own message
 
     tree = g.send("navigate_to_pose", pose=pose(3.0, 1.2), behavior_tree="navigate_w_replanning.xml")
     g.run_until_done(tree, 0.1)

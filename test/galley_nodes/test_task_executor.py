@@ -15,7 +15,9 @@ from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.qos import QoS
 
 
-def navigation_host(repo, tmp_path, **executor_params: Any) -> tuple[EmbeddedHost, Any, dict[str, list[Any]]]:
+def navigation_host(
+    repo, tmp_path, *, navigator: bool = False, **executor_params: Any
+) -> tuple[EmbeddedHost, Any, dict[str, list[Any]]]:
     episode = tmp_path / "episode.json"
     episode.write_text(json.dumps(Episode("kitchen", 0, Pose2D(-1.0, 0.8, 0.0), (), {}).to_dict()))
     host = EmbeddedHost([repo / "config" / "galley.yaml"])
@@ -25,6 +27,9 @@ def navigation_host(repo, tmp_path, **executor_params: Any) -> tuple[EmbeddedHos
     )
     host.add_node(load_node_class("global_planner"))
     host.add_node(load_node_class("diff_drive_controller"), parameters={"use_tf": True})
+    if navigator:
+        host.add_node(load_node_class("navigator"))
+        executor_params["move_with"] = "navigate_to_pose"
     executor = host.add_node(load_node_class("task_executor"), parameters=executor_params)
     seen: dict[str, list[Any]] = {"result": [], "events": [], "status": []}
     probe = host.participant("probe")
@@ -66,6 +71,33 @@ def test_a_step_past_its_time_limit_fails_and_stops_the_episode(repo, tmp_path):
     result = seen["result"][-1]
     assert not result.success and list(result.step_success) == [False]
     assert "exceeded the 3 s step time limit" in result.step_reason[0]
+
+
+def test_moves_through_navigate_to_pose_are_judged_and_the_time_limit_cancels_them(repo, tmp_path):
+    host, executor, seen = navigation_host(repo, tmp_path, navigator=True)
+    cmds: list[Any] = []
+    probe = host.participant("cmd_probe")
+    probe.create_subscription("/cmd_vel", "geometry_msgs/msg/Twist", cmds.append, QoS(depth=1000))
+    plan = host.participant("goal_probe")
+    goals: list[Any] = []
+    plan.create_subscription("/goal_pose", "geometry_msgs/msg/PoseStamped", goals.append, QoS())
+    send_plan(seen, ["move to the blue zone"], "drive")
+    assert host.run_until(lambda: bool(seen["result"]), 200.0)
+    assert list(seen["result"][-1].step_success) == [True] and not goals  # the action, not /goal_pose
+    host.set_parameters("task_executor", {"step_time_limit_s": 3.0})
+    assert executor.config.step_time_limit_s == 3.0
+    seen["result"].clear()
+    send_plan(seen, ["move to the purple zone"])
+    assert host.run_until(lambda: bool(seen["result"]), 30.0)
+    result = seen["result"][-1]
+    assert (
+        list(result.step_success) == [False] and "exceeded the 3 s step time limit" in result.step_reason[0]
+    )
+    stopped_at = len(cmds)
+    host.run_for(2.0)
+    # The time limit canceled the goal: one zero command, then nothing drives the base.
+    assert cmds[stopped_at - 1].linear.x == 0.0 and cmds[stopped_at - 1].angular.z == 0.0
+    assert len(cmds) == stopped_at
 
 
 def test_k_steps_only_and_invalid_plans(repo, tmp_path):

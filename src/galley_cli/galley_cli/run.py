@@ -129,6 +129,9 @@ def run_settings(
         "task_executor.completion": Given(None, "--policy (a policy's steps are judged on ground truth)")
         if policy is not None
         else Given(None, "the oracle nodes' status (completion: status)", owned=False),
+        "task_executor.move_with": Given(None, "--policy (a policy follows /goal_pose)")
+        if policy is not None
+        else Given(None, "the oracle's navigator (move_with: navigate_to_pose)", owned=False),
         "monitor.rate_topics": Given(
             None, "the cameras being off (nothing publishes the camera topics; --video turns them on)"
         ),

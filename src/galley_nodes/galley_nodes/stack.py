@@ -180,6 +180,8 @@ PARAMS: tuple[Param, ...] = (
     Param("perturber", "seed", Input("seed")),
     # a policy's steps are judged on ground truth as they go; the oracle nodes report their status
     Param("task_executor", "completion", Choice("policy", "criteria", "status")),
+    # the oracle's moves are goals of the navigator's navigate_to_pose; a policy follows /goal_pose
+    Param("task_executor", "move_with", Choice("policy", "goal_pose", "navigate_to_pose")),
     Param("scene_markers", "scene", Input("scene")),
     Param("task_planner", "backend", Input("planner")),
     # replanning after a failure: the executor asks, the recorder keeps recording through the ABORT

@@ -321,6 +321,14 @@ class Node:
             raise KeyError(f"node {self.name!r} does not call {action!r} (declared: {declared})") from None
         return client.send_goal(goal, feedback, done)
 
+    def can_send_goal(self, action: str) -> bool:
+        """Whether goals can go to ``action`` (declared in ``calls``).
+
+        False under ROS 2 when its package is not installed. Whether a server runs is another
+        matter: the goal's answer says.
+        """
+        return bool(getattr(self._action_clients[action], "available", True))
+
     @staticmethod
     def msg(type_name: str, /, **fields: Any) -> Any:
         """A new message of ``type_name`` with ROS defaults and the given fields (dicts for nested)."""

@@ -6,13 +6,13 @@ and Nav2's ``BasicNavigator.goToPose`` send. For each goal it calls ``compute_pa
 like Nav2's default behaviour tree without its replanning and recoveries. Either server may be
 galley's (global_planner, diff_drive_controller) or Nav2's (planner_server, controller_server).
 
-Feedback comes with each of follow_path's: ``current_pose`` (from TF; empty until there is
-one), ``navigation_time``, ``distance_remaining`` (the controller's distance to goal) and
-``estimated_time_remaining`` (distance over speed; zero while the base does not move).
-The result's ``error_code`` is the failing server's (Nav2's ComputePathToPose or FollowPath codes,
-as Nav2's navigator reports them) and ``error_msg`` says why. A goal naming a ``behavior_tree``
-is rejected (galley runs none); a new goal preempts the one being navigated (which aborts);
-cancel cancels the planner's or controller's goal and ends CANCELED once it has.
+Feedback comes with each of follow_path's: ``current_pose`` (from TF; empty until there is one),
+``navigation_time``, ``distance_remaining`` (the controller's distance to goal) and
+``estimated_time_remaining`` (distance over speed; zero while the base does not move). The result's
+``error_code`` and ``error_msg`` are the failing server's (Nav2's ComputePathToPose codes 200-299 or
+FollowPath codes 100-199, as Nav2's navigator reports them). A goal naming a ``behavior_tree`` is
+rejected (galley runs none); a new goal preempts the one being navigated (which aborts); cancel
+cancels the planner's or controller's goal and ends CANCELED once it has.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ class NavigatorNode(Node):
         else:
             code = int(child.result.error_code) if child.result is not None else _UNKNOWN
             message = child.result.error_msg if child.result is not None else ""
-            self._abort(goal, code, f"{action} ended {status_name(child.status)}: {message}")
+            self._abort(goal, code, message or f"{action} ended {status_name(child.status)}")
 
     def _release(self) -> None:
         """Forget the goal being navigated, canceling its child if one is in flight."""
@@ -142,7 +142,7 @@ class NavigatorNode(Node):
             child.cancel()
 
     def _abort(self, handle: ServerGoal, code: int, message: str) -> None:
-        self.log.warning(f"navigate_to_pose: {message}")
+        self.log.warning(f"navigate_to_pose: error {code}: {message}")
         handle.abort(self.msg(f"{_NAVIGATE}_Result", error_code=code, error_msg=message))
 
     def _finish(self, handle: ServerGoal, how: str) -> None:

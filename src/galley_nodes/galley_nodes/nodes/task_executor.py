@@ -1,13 +1,16 @@
 """``task_executor``: Kitchen-R's policy evaluator. Runs a plan step by step and judges each step.
 
-Subscribes /task/plan (galley_msgs/TaskPlan). For ``move to the <zone> zone`` it publishes the
-zone's approach pose on /goal_pose and waits for /navigation/status (or a planner failure on
-/planner/status); for ``pick`` / ``place`` it publishes a galley_msgs/ArmGoal on /arm/goal and
-waits for /arm/status. Each step is judged on ground truth from TF (``map -> base_link``,
-``map -> object/<name>``) by :mod:`galley_core.tasks.judging`'s criteria, within
-``step_time_limit_s`` of simulated time. Episode events (STEP_STARTED / STEP_SUCCEEDED /
-STEP_FAILED / EPISODE_DONE) go to /episode/events, where an ABORT from the monitor ends the
-episode; /task/status tells the state and /task/result (latched) the outcome.
+Subscribes /task/plan (galley_msgs/TaskPlan). For ``move to the <zone> zone`` it sends the zone's
+approach pose as a goal of Nav2's navigate_to_pose action and waits for its result (``move_with``
+``navigate_to_pose``, which the oracle stack sets: the step time limit or an abort cancels the
+goal), or publishes it on /goal_pose and waits for /navigation/status (or a planner failure on
+/planner/status) (``goal_pose``: a learned policy follows /goal_pose); see
+:mod:`galley_nodes.nodes.base_mover`. For ``pick`` / ``place`` it publishes a galley_msgs/ArmGoal on
+/arm/goal and waits for /arm/status. Each step is judged on ground truth from TF (``map ->
+base_link``, ``map -> object/<name>``) by :mod:`galley_core.tasks.judging`'s criteria, within
+``step_time_limit_s`` of simulated time. Episode events (STEP_STARTED / STEP_SUCCEEDED / STEP_FAILED
+/ EPISODE_DONE) go to /episode/events, where an ABORT from the monitor ends the episode;
+/task/status tells the state and /task/result (latched) the outcome.
 
 With ``max_replans`` > 0, a failed or aborted step does not end the episode while replans are left:
 the executor publishes the world state on /task/replan (std_msgs/String, a
@@ -29,6 +32,7 @@ from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal, pl
 from galley_core.tasks.grammar import Action, InvalidPlanError, Step, parse_plan, validate_plan
 from galley_core.tasks.judging import judge_step, move_succeeded, robot_zone
 from galley_core.tasks.replanning import EpisodeReplans
+from galley_nodes.nodes.base_mover import NAVIGATE_CALL, BaseMover
 from galley_nodes.nodes.ground_truth import TfGroundTruth
 from galley_runtime import messages
 from galley_runtime.config_files import find_scene
@@ -71,6 +75,12 @@ class TaskExecutorConfig(ExecutorConfig):
         gt=0.0,
     )
     gripper_frame: str = param("gripper_link", "TF frame of the gripper (completion 'criteria')")
+    move_with: str = param(
+        "goal_pose",
+        "how a move step drives: 'navigate_to_pose' (Nav2's action; canceled when the step ends "
+        "otherwise) or 'goal_pose' (the topic, which a learned policy follows)",
+        choices=("navigate_to_pose", "goal_pose"),
+    )
     tcp_offset_m: float = param(0.11, "tool centre point along the gripper frame's x", unit="m")
     max_replans: int = param(
         0,
@@ -110,6 +120,7 @@ class TaskExecutorNode(Node):
         Publishes("task/replan", "std_msgs/msg/String"),
     )
     timers = (Timer("on_tick", period_s=lambda c: 1.0 / c.rate_hz),)
+    calls = (NAVIGATE_CALL,)
     uses_tf = True
 
     def __init__(self, host: Any, config: TaskExecutorConfig) -> None:
@@ -123,6 +134,7 @@ class TaskExecutorNode(Node):
         self.truth = TfGroundTruth(self, self.scene)
         self.replans = EpisodeReplans(config.max_replans)
         self._replan_ns = 0
+        self.mover = BaseMover(self, use_action=config.move_with == "navigate_to_pose", on_end=self._moved)
         self._status(ACTION_IDLE, "", "waiting for a plan on /task/plan")
 
     # -- plan ----------------------------------------------------------------------------------
@@ -162,9 +174,8 @@ class TaskExecutorNode(Node):
         self._status(ACTION_ACTIVE, self.instruction, "", phase=str(step))
         if step.action == "move":
             goal = move_goal(self.scene, step.target)
-            self.publish(
-                "goal_pose",
-                self.msg("geometry_msgs/msg/PoseStamped", header=self._header(), pose=pose_msg(goal)),
+            self.mover.start(
+                self.msg("geometry_msgs/msg/PoseStamped", header=self._header(), pose=pose_msg(goal))
             )
         elif step.action == "pick":
             self.publish(
@@ -216,13 +227,14 @@ class TaskExecutorNode(Node):
         return msg.state == ACTION_FAILED or (msg.state == ACTION_SUCCEEDED and self._active_seen)
 
     def on_navigation_status(self, msg: Any) -> None:
-        if self._accept(msg, _NAVIGATION_ACTIONS):
+        if not self.mover.use_action and self._accept(msg, _NAVIGATION_ACTIONS):
             self._judge(msg)
 
     def on_planner_status(self, msg: Any) -> None:
         step = self._running()
         if (
-            step is not None
+            not self.mover.use_action
+            and step is not None
             and step.action == "move"
             and msg.state == ACTION_FAILED
             and messages.time_ns_from_msg(msg.header.stamp) >= self._step_start_ns
@@ -237,6 +249,7 @@ class TaskExecutorNode(Node):
         if msg.kind == ABORT and self.runner is not None and not self.runner.done:
             reason = f"aborted by {msg.rule or 'the monitor'}: {msg.reason}"
             self.log.warning(reason)
+            self.mover.stop()
             self.runner.abort(reason, self.now_s())
             if not self._replan(reason):
                 self._finish_episode()
@@ -265,6 +278,12 @@ class TaskExecutorNode(Node):
 
     # -- judging -------------------------------------------------------------------------------
 
+    def _moved(self, success: bool, reason: str) -> None:
+        """The end of a move step's navigate_to_pose goal: judge the step, or fail it with the reason."""
+        step = self._running()
+        if step is not None and step.action == "move":
+            self._end_step(*self._criterion()) if success else self._end_step(False, reason)
+
     def _judge(self, msg: Any) -> None:
         step = self._running()
         assert step is not None
@@ -287,6 +306,7 @@ class TaskExecutorNode(Node):
         )
 
     def _end_step(self, success: bool, reason: str) -> None:
+        self.mover.stop()  # a move's goal still in flight: the step ended otherwise (its time limit)
         runner = self.runner
         assert runner is not None
         step = runner.current

@@ -28,6 +28,7 @@ from rclpy.task import Future
 from galley_runtime.actions import (
     STATUS_ABORTED,
     STATUS_CANCELED,
+    STATUS_CANCELING,
     STATUS_SUCCEEDED,
     ClientGoal,
     DoneCallback,
@@ -119,7 +120,7 @@ class RclpyActionServer:
         if self._on_cancel is None or entry is None or not entry[0].active:
             return CancelResponse.REJECT
         handle = entry[0]
-        handle.status = 3  # STATUS_CANCELING: the node sees cancel_requested in its cancel method
+        handle.status = STATUS_CANCELING  # the node sees cancel_requested in its cancel method
         self._on_cancel(handle)
         return CancelResponse.ACCEPT
 

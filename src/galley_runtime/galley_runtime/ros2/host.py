@@ -176,6 +176,8 @@ class RclpyNodeHost(NodeHost):
 class _MissingActionClient:
     """A declared action client whose action type is not installed: sending a goal says so."""
 
+    available = False
+
     def __init__(self, action: str, why: str) -> None:
         self._action, self._why = action, why
 
