@@ -121,3 +121,53 @@ def test_the_canonical_reading_drops_filler_and_reads_synonyms(kitchen):
     assert canonical("to the green zone, take the bowl", kitchen) == "to the green zone sep move the bowl"
     assert canonical("put the red apple in blue", kitchen) == "move the apple in blue zone"
     assert canonical("bowl green, cup red", kitchen) == "bowl to green zone sep cup to red zone"
+
+
+#: By linguistic category: requests asked as questions, conditional politeness, negated fillers,
+#: inflected verbs of rearranging (issue 21's false refusals).
+INDIRECT_AND_HEDGED = {
+    "indirect request": ["is there any way you could move the bowl to green?",
+                         "any chance you could put the cup in the red area?",
+                         "mind moving the fork to the blue zone?"],
+    "conditional politeness": ["If it's not too much trouble, put the apple in the blue spot",
+                               "Whenever you can, set the cup in the green area",
+                               "move the plate to yellow, if that's ok with you",
+                               "take the bowl to red and, while you're at it, the cup to green"],
+    "negated filler": ["no rush, but move the bowl to red", "don't worry, just put the cup in green"],
+    "inflected verb": ["would you mind swapping the bowl and the cup?",
+                       "would you mind bringing the apple and the cup to the green section?"],
+}  # fmt: skip
+STILL_REFUSED = [
+    "could you tell me where the bowl is?", "can you see the plate?", "is there anything in the blue zone?",
+    "no, stop", "don't move anything", "Stop! Don't move the bowl.", "if you can, don't touch the cup",
+    "would you mind washing the cup?", "never mind the fork",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", [t for texts in INDIRECT_AND_HEDGED.values() for t in texts])
+def test_requests_asked_as_questions_or_hedged_are_requests(kitchen, text):
+    assert refusal(text, kitchen) is None
+
+
+@pytest.mark.parametrize("text", STILL_REFUSED)
+def test_questions_about_the_world_and_real_negations_stay_refused(kitchen, text):
+    assert refusal(text, kitchen) is not None
+
+
+def test_the_canonical_reading_drops_asides_and_reads_inflections_and_the_zone_one(kitchen):
+    assert canonical("is there any way you could move the bowl to green?", kitchen) == (
+        "move the bowl to green zone"
+    )
+    assert canonical("If it's not too much trouble, put the apple in the blue spot", kitchen) == (
+        "move the apple in the blue zone"
+    )
+    assert canonical("take the bowl to red and, while you're at it, the cup to green", kitchen) == (
+        "move the bowl to red zone and sep the cup to green zone"
+    )
+    assert canonical("no rush, but move the bowl to red", kitchen) == "but move the bowl to red zone"
+    assert canonical("would you mind swapping the bowl and the cup?", kitchen) == "swap the bowl and the cup"
+    assert canonical("take the fork from the blue zone and leave it at the yellow one", kitchen) == (
+        "move the fork from the blue zone and move it at the yellow zone"
+    )
+    # "once the bowl is in green" is about the task, not an aside: it stays.
+    assert "once the bowl is in green zone" in canonical("move the cup to red once the bowl is in green", kitchen)

@@ -24,22 +24,27 @@ from functools import lru_cache
 
 from galley_core.scene import Scene
 from galley_core.tasks.lexicon import (
+    CONNECTORS,
     CORRECTABLE,
     DETERMINERS,
     FILLER,
     LEXICON,
+    MODALS,
     MOVE_VERBS,
     NEXT_TO,
     REFERENCE_LINKS,
     REFERENCE_NOUNS,
     REFERENCE_PREPOSITIONS,
+    RELATIONS,
     REQUEST_PHRASES,
+    UNSUPPORTED_VERBS,
     ZONE_WORDS,
 )
 
 __all__ = [
     "Reading",
     "canonical",
+    "drop_asides",
     "drop_phrases",
     "is_known",
     "is_near_known",
@@ -204,17 +209,100 @@ def location_references(tokens: Sequence[str], scene: Scene) -> list[tuple[int, 
     return spans
 
 
+#: Verbs of rearranging that keep their meaning when inflected ("swapping the bowl and the cup").
+_REARRANGING = frozenset({"pick", "swap", "switch", "exchange", "trade", "gather", "collect", "group"})
+#: Words that open a clause about the listener or the circumstances, not about the task.
+_SUBORDINATORS = frozenset({"if", "when", "whenever", "while", "once", "as", "unless"})
+#: Pronouns that make such a clause an aside ("if you can", "while you are at it", "once that is done").
+_ASIDE_PRONOUNS = frozenset({"you", "u", "it", "that", "this", "i", "we", "there", "everything"})
+
+
 def verb_stem(word: str) -> str:
-    """The verb of an inflected form ("moving", "placed", "puts" -> "move", "place", "put"), or ``word``."""
+    """The verb of an inflected form ("moving", "swapping": "move", "swap"), or ``word``."""
     if word == "places":
         return word  # "swap places"
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) > len(suffix) + 2:
             stem = word[: -len(suffix)]
             for candidate in (stem, stem + "e", stem[:-1]):
-                if candidate in MOVE_VERBS:
+                if candidate in MOVE_VERBS or candidate in _REARRANGING:
                     return candidate
     return word
+
+
+def _names_object_next(tokens: Sequence[str], i: int, names: frozenset[str]) -> bool:
+    """Whether a name follows ``tokens[i]`` within two words ("move the bowl", "put it" does not)."""
+    return any(t in names for t in tokens[i + 1 : i + 3])
+
+
+def _indirect_request(tokens: Sequence[str], names: frozenset[str]) -> int:
+    """Where the asked-for action starts in an indirect request, or 0.
+
+    A request asked as a question or a wish about the listener: "is there any way you could move
+    ...", "any chance you could put ...", "do you think you might take ...", "mind moving ...".
+    The action is a verb of carrying or rearranging after "you" and a modal (or after a leading
+    "mind"); questions about other verbs ("could you tell me where ...") stay questions.
+    """
+    verbs = MOVE_VERBS | _REARRANGING
+    if len(tokens) > 1 and tokens[0] == "mind" and verb_stem(tokens[1]) in verbs:
+        return 1
+    for i in range(len(tokens) - 1):
+        if tokens[i] in names:
+            return 0
+        pair = (tokens[i], tokens[i + 1])
+        if (pair[0] in MODALS and pair[1] in ("you", "u")) or (pair[0] in ("you", "u") and pair[1] in MODALS):
+            j = i + 2
+            while j < len(tokens) and tokens[j] in FILLER:
+                j += 1
+            return j if j < len(tokens) and verb_stem(tokens[j]) in verbs else 0
+    return 0
+
+
+def drop_asides(tokens: Sequence[str], scene: Scene) -> tuple[list[str], bool]:
+    """``tokens`` without what only addresses the listener, and whether an indirect request was read.
+
+    Three linguistic categories, none tied to a phrase list:
+
+    * an indirect request's frame, up to the action ("is there any way you could | move the bowl");
+    * a subordinate aside about the listener or the circumstances: "if", "when", "while", "once",
+      ... opening a clause with a pronoun and no name ("if it is not too much trouble", "while you
+      are at it", "whenever you can", "if you do not mind", "once that is done"), up to the next
+      punctuation, name, or verb that carries a named object; "once the bowl is in green" stays;
+    * a stretch between punctuation with no name, verb, relation or connector ("no rush", "do not
+      worry"), when another stretch names an object: its "no" is no negation of the task.
+    """
+    objects, zones = scene_words(scene)
+    names = objects | zones
+    start = _indirect_request(tokens, names)
+    out = list(tokens[start:])
+    i = 0
+    while i < len(out):
+        if out[i] in _SUBORDINATORS and (i == 0 or not out[i - 1].isalnum() or out[i - 1] in CONNECTORS):
+            j = i + 1
+            while j < len(out) and out[j].isalnum() and out[j] not in names and out[j] not in DETERMINERS:
+                if verb_stem(out[j]) in MOVE_VERBS and _names_object_next(out, j, names):
+                    break
+                j += 1
+            if set(out[i + 1 : j]) & _ASIDE_PRONOUNS:
+                del out[i:j]
+                continue
+        i += 1
+    stretches: list[list[int]] = [[]]
+    for n, token in enumerate(out):
+        if token.isalnum():
+            stretches[-1].append(n)
+        else:
+            stretches.append([])
+    telling = names | MOVE_VERBS | _REARRANGING | UNSUPPORTED_VERBS | RELATIONS | CONNECTORS | REFERENCE_NOUNS
+    if any(out[n] in names for stretch in stretches for n in stretch):
+        idle = {
+            n
+            for stretch in stretches
+            if not any(out[n] in telling or verb_stem(out[n]) in telling for n in stretch)
+            for n in stretch
+        }
+        out = [t for n, t in enumerate(out) if n not in idle]
+    return out, start > 0
 
 
 def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -> str:  # noqa: PLR0912
@@ -226,6 +314,7 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
     """
     objects, zones = scene_words(scene)
     tokens, _ = drop_phrases(read(text, scene).tokens, REQUEST_PHRASES)
+    tokens, _ = drop_asides(tokens, scene)
     if where:
         for start, end, zone in reversed(location_references(tokens, scene)):
             if zone in where:
@@ -260,8 +349,12 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
             if before in objects:
                 out.append("to")  # telegraphic "bowl green": the zone is where the object goes
             out += [token, "zone"]
+        elif token in ("one", "ones") and before == "zone" and len(out) > 1 and out[-2] in zones:
+            continue  # "the yellow one", once a zone was named: the zone
         elif verb_stem(token) in MOVE_VERBS and not (token == "place" and before in zones):
             out.append("move")
+        elif verb_stem(token) != token:
+            out.append(verb_stem(token))  # "swapping" -> "swap"
         else:
             out.append(token)
     while out and out[-1] == "sep":

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from galley_core.scene import Scene
 from galley_core.tasks.language import (
+    drop_asides,
     drop_phrases,
     is_known,
     is_near_known,
@@ -75,6 +76,8 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     objects, zones = scene_words(scene)
     reading = read(text, scene)
     tokens, request = drop_phrases(reading.tokens, REQUEST_PHRASES)
+    tokens, indirect = drop_asides(tokens, scene)
+    request = request or indirect
     quoted = f"{' '.join(text.split())!r}"
     example = "e.g. 'Move the bowl to the green zone.'"
     can = f"galley moves the scene's objects ({', '.join(scene.object_names)}) between its zones"
@@ -136,13 +139,13 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
         targeted = any(w in TO for w in clause) and any(w in zones for w in clause)
         if head in UNSUPPORTED_VERBS:
             return "out_of_scope", f"{quoted}: galley cannot {head!r}; {can}, {example}"
-        unknown = not is_known(head) and head not in objects | zones and not is_near_known(head)
+        unknown = not is_known(verb_stem(head)) and head not in objects | zones and not is_near_known(head)
         if unknown and len(clause) > 1 and not targeted:
             return "out_of_scope", f"{quoted}: galley does not know the action {head!r}; {can}, {example}"
     mentioned = [w for w in words if w in objects]
     if not mentioned and not spans:
         return "out_of_scope", f"{quoted} names none of the scene's objects; {can} ({names}), {example}"
-    target = any(w in zones for w in words) or any(w in RELATIONS for w in words)
+    target = any(w in zones for w in words) or any(w in RELATIONS or verb_stem(w) in RELATIONS for w in words)
     target = target or any(
         w in objects and (words[i - 1] in TO or (words[i - 1] == "the" and i > 1 and words[i - 2] in TO))
         for i, w in enumerate(words)
