@@ -170,4 +170,5 @@ def test_the_canonical_reading_drops_asides_and_reads_inflections_and_the_zone_o
         "move the fork from the blue zone and move it at the yellow zone"
     )
     # "once the bowl is in green" is about the task, not an aside: it stays.
-    assert "once the bowl is in green zone" in canonical("move the cup to red once the bowl is in green", kitchen)
+    kept = canonical("move the cup to red once the bowl is in green", kitchen)
+    assert "once the bowl is in green zone" in kept
