@@ -38,8 +38,10 @@ from galley_core.tasks.lexicon import (
     RELATIONS,
     REQUEST_PHRASES,
     UNSUPPORTED_VERBS,
+    WH,
     ZONE_WORDS,
 )
+from galley_core.tasks.structure import relocation_pairs, relocation_text
 
 __all__ = [
     "Reading",
@@ -235,26 +237,57 @@ def _names_object_next(tokens: Sequence[str], i: int, names: frozenset[str]) -> 
     return any(t in names for t in tokens[i + 1 : i + 3])
 
 
+#: Words of ability, permission or wish that, with a person, frame a request ("are you able to").
+_FRAMES = frozenset(
+    {
+        "able",
+        "willing",
+        "possible",
+        "ok",
+        "okay",
+        "alright",
+        "want",
+        "wanna",
+        "mind",
+        "free",
+        "ready",
+        "wonder",
+        "wondering",
+        "think",
+        "suppose",
+        "chance",
+        "way",
+        "like",
+        "love",
+    }
+)
+#: Words that make a question about what happened, not a request ("did you move ...").
+_PAST = frozenset({"did", "has", "had", "was", "were", "have"})
+
+
 def _indirect_request(tokens: Sequence[str], names: frozenset[str]) -> int:
     """Where the asked-for action starts in an indirect request, or 0.
 
     A request asked as a question or a wish about the listener: "is there any way you could move
-    ...", "any chance you could put ...", "do you think you might take ...", "mind moving ...".
-    The action is a verb of carrying or rearranging after "you" and a modal (or after a leading
-    "mind"); questions about other verbs ("could you tell me where ...") stay questions.
+    ...", "are you able to put ...", "do you think you might take ...", "mind moving ...". The
+    action is the first verb of carrying or rearranging, in its bare form (or "-ing" after
+    "mind"), before any name; what precedes it speaks of a person ("you", "i", "we", "it") and of
+    ability, permission or wish (a modal, "able", "possible", "want", ...), and of no other action
+    or of the past: "could you tell me where ...", "did you move ..." stay questions.
     """
     verbs = MOVE_VERBS | _REARRANGING
-    if len(tokens) > 1 and tokens[0] == "mind" and verb_stem(tokens[1]) in verbs:
-        return 1
-    for i in range(len(tokens) - 1):
-        if tokens[i] in names:
+    for j, word in enumerate(tokens):
+        if word in names or word in UNSUPPORTED_VERBS:
             return 0
-        pair = (tokens[i], tokens[i + 1])
-        if (pair[0] in MODALS and pair[1] in ("you", "u")) or (pair[0] in ("you", "u") and pair[1] in MODALS):
-            j = i + 2
-            while j < len(tokens) and tokens[j] in FILLER:
-                j += 1
-            return j if j < len(tokens) and verb_stem(tokens[j]) in verbs else 0
+        stem = verb_stem(word)
+        gerund = word.endswith("ing") and j > 0 and tokens[j - 1] == "mind"
+        if stem in verbs and (stem == word or gerund) and j > 0:
+            frame = set(tokens[:j])
+            if frame & (_PAST | WH - {"how"}):
+                return 0
+            if gerund and j == 1:
+                return j  # "mind moving the cup to red?"
+            return j if frame & {"you", "u", "i", "we", "it"} and frame & (MODALS | _FRAMES) else 0
     return 0
 
 
@@ -341,8 +374,13 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
                 skip_to = True
         elif token == "to" and skip_to:
             skip_to = False
-        elif token in ZONE_WORDS and before == "zone":
-            continue  # "green area" -> "green zone"
+        elif (
+            before == "zone"
+            and len(out) > 1
+            and out[-2] in zones
+            and (token in ZONE_WORDS or not is_known(token))
+        ):
+            continue  # "green area" -> "green zone"; "the green strip": a word galley lacks names the zone
         elif token in zones:
             if after in objects:
                 continue  # "the red apple": the object's colour, not a zone
@@ -359,4 +397,5 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
             out.append(token)
     while out and out[-1] == "sep":
         out.pop()
-    return " ".join(out)
+    pairs = relocation_pairs(out, scene)
+    return relocation_text(pairs) if pairs else " ".join(out)

@@ -105,9 +105,12 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     request = request or (modal and any(w in zones for w in content))
     spans = location_references(tokens, scene)
     subject = bool(spans) and not ends_with_question and spans[0][0] <= tokens.index(first)
+    # "What I need is the bowl in green": a cleft about what the speaker wants, not a question.
+    cleft = first in WH and content[1:2] in (["i"], ["we"])
     if (
         not request
         and not subject
+        and not cleft
         and (first in WH or first in AUX - {"have", "do"} or (ends_with_question and not action_first))
     ):
         return "out_of_scope", (
@@ -132,7 +135,15 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
                     break  # "the red zone": the colour names the zone
                 j += 1
             noun = words[j] if j < len(words) else ""
-            if noun and noun not in objects | zones and not is_known(noun) and not is_near_known(noun):
+            # A word before an object's name is its modifier ("the porcelain bowl"), not another object.
+            modifier = any(w in objects for w in words[j + 1 : j + 3])
+            if (
+                noun
+                and not modifier
+                and noun not in objects | zones
+                and not is_known(noun)
+                and not is_near_known(noun)
+            ):
                 return "unknown_name", f"{quoted}: scene {scene.name!r} has no object {noun!r}; {names}"
     for clause in _clauses(tokens):
         head = clause[0]
@@ -140,7 +151,8 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
         if head in UNSUPPORTED_VERBS:
             return "out_of_scope", f"{quoted}: galley cannot {head!r}; {can}, {example}"
         unknown = not is_known(verb_stem(head)) and head not in objects | zones and not is_near_known(head)
-        if unknown and len(clause) > 1 and not targeted:
+        # An unknown verb in a request that names a zone is a verb of carrying galley does not know.
+        if unknown and len(clause) > 1 and not targeted and not any(w in zones for w in words):
             return "out_of_scope", f"{quoted}: galley does not know the action {head!r}; {can}, {example}"
     mentioned = [w for w in words if w in objects]
     if not mentioned and not spans:

@@ -23,7 +23,8 @@ from galley_core.scene import Scene
 from galley_core.tasks.grammar import format_step
 from galley_core.tasks.suite import SuiteEntry, gold_plan
 
-STYLES = ("ask", "hedge", "need", "place_first", "afterthought", "from_to", "chatty")
+STYLES = ("ask", "hedge", "need", "place_first", "afterthought", "from_to", "chatty", "terse", "word_order",
+          "synonym", "polite", "rare_words")  # fmt: skip
 KINDS = ("one", "two", "same", "replace", "to_object")
 
 _VERBS = (("put", "putting"), ("move", "moving"), ("take", "taking"), ("bring", "bringing"),
@@ -60,6 +61,31 @@ _FROM = ("take {O} from {S} and leave it at {Z1}", "grab {O} off {S} and {v} it 
          "{O} out of {S}, into {Z} please", "could you {v} {O} from {S} to {Z}?",
          "{v} {O} from {S} over to {Z}", "can you take {O} out of {S} and put it in {Z}?")  # fmt: skip
 _ZONE_WORDS = ("zone", "zone", "area", "area", "spot", "section")
+_TERSE = ("{o} to {z}", "{o} -> {z}", "{o} into {z} pls", "{o} => {z}", "{o}: {z}", "{o} over to {z}",
+          "move {o} {z}", "{o} in {z} plz", "{o} to {z}!", "{o} → {z}", "{o} → {z} thx", "{o} -- {z}",
+          "{o} = {z}", "{z} <- {o}", "{o}, {z}")  # fmt: skip
+_WORD_ORDER = ("the {o}, to {Z}", "to {Z} with the {o}", "{Z} is where the {o} should go",
+               "{Z}, the {o} please", "the {o} - {Z}", "into {Z} goes the {o}",
+               "it's the {o} that needs to go to {Z}", "the {o}? {Z} please", "over in {Z} i want the {o}",
+               "what i need is the {o} in {Z}", "the {o} i want in {Z}", "in {Z} the {o}, please",
+               "{Z} for the {o}", "the {o} goes in {Z}")  # fmt: skip
+_SYNONYM_VERBS = ("relocate", "shift", "transfer", "drop", "shove", "haul", "slide", "bring over",
+                  "carry over", "get", "move over", "transport", "lug", "toss")  # fmt: skip
+_SYNONYM_ZONES = ("section", "corner", "square", "part", "side", "patch", "bit", "region", "space",
+                  "location", "pad", "tile", "end", "mat", "area")  # fmt: skip
+#: Everyday words a small lexicon may lack: verbs, nouns for a zone, adjectives for an object.
+_RARE_VERBS = ("stow", "plunk", "bung", "scoot", "tuck", "whisk", "plop", "cart", "stash", "ferry")
+_RARE_ZONE_NOUNS = ("bit", "tile", "box", "end", "bay", "strip", "quadrant", "zone")
+_RARE_ADJECTIVES = ("porcelain", "stainless", "chipped", "trusty", "usual", "favourite", "little")
+_POLITE = ("i'd be grateful if you could {v} {X}", "would you be able to {v} {X}?",
+           "are you able to {v} {X}?", "could you possibly {v} {X}?", "would it be possible to {v} {X}?",
+           "sorry to bother you, but could you {v} {X}?", "excuse me, could you {v} {X}",
+           "i'd love it if you could {v} {X}", "could i get you to {v} {X}?", "{v} {X}, if you would",
+           "please and thank you: {v} {X}", "i'd really appreciate it if you'd {v} {X}",
+           "do me a favour and {v} {X}", "please {v} {X}, thank you so much")  # fmt: skip
+_CONNECTORS = (" and ", ", then ", "; ", " plus ", " as well as ", ", along with ", ", followed by ",
+               " & ", " + ", ". after that ", " and afterwards ", ". next, ", ", and also ", " - then ",
+               " and next ", ". also ", "\n")  # fmt: skip
 
 
 def _zone(colour: str, rng: random.Random) -> str:
@@ -79,6 +105,22 @@ def _one_request(style: str, rng: random.Random, o: str, z: str, source: str) ->
         return rng.choice(_NEED).format(O=f"the {o}", Z=zone)
     if style == "place_first":
         return rng.choice(_PLACE_FIRST).format(v=v, O=f"the {o}", Z=zone)
+    if style == "terse":
+        return rng.choice(_TERSE).format(o=rng.choice((o, o, f"the {o}")), z=rng.choice((z, zone)))
+    if style == "word_order":
+        return rng.choice(_WORD_ORDER).format(o=o, Z=zone)
+    if style == "synonym":
+        verb = rng.choice(_SYNONYM_VERBS)
+        to = rng.choice(("to", "into", "onto", "over to", "in"))
+        return f"{verb} the {o} {to} the {z} {rng.choice(_SYNONYM_ZONES)}"
+    if style == "rare_words":
+        verb, adjective = rng.choice(_RARE_VERBS), rng.choice(_RARE_ADJECTIVES)
+        place = f"the {z} {rng.choice(_RARE_ZONE_NOUNS)}"
+        return rng.choice((f"{verb} the {adjective} {o} in {place}", f"{verb} the {o} over to {place}",
+                           f"could you {verb} the {adjective} {o} onto {place}?",
+                           f"{place}, {verb} the {o} there"))  # fmt: skip
+    if style == "polite":
+        return rng.choice(_POLITE).format(v=v, X=x)
     if style == "from_to":
         word = rng.choice(_ZONE_WORDS)
         return rng.choice(_FROM).format(
@@ -111,6 +153,9 @@ def everyday_request(
         return _one_request(style, rng, o, z, start[o]), [(o, z)]
     if kind == "two":
         first = _one_request(style, rng, o, z, start[o]).rstrip("?")
+        if style in ("terse", "word_order", "synonym"):
+            second = _one_request(style, rng, o2, z2, start[o2]).rstrip("?")
+            return first + rng.choice(_CONNECTORS) + second, [(o, z), (o2, z2)]
         second = rng.choice((f"the {o2} to {_zone(z2, rng)}", f"{v} the {o2} to {_zone(z2, rng)}"))
         return rng.choice(_THEN).format(A=first, B=second), [(o, z), (o2, z2)]
     if kind == "same":
