@@ -5,14 +5,18 @@ What a person types is read as
 * **words** (:func:`read`): lower case, contractions spelt out ("don't" -> "do not"), punctuation kept
   as its own token, and every word that is not in galley's lexicon corrected to the one lexicon word
   (or scene name) one edit away (Damerau-Levenshtein: one character inserted, deleted, replaced, or
-  two swapped), so "bwol" reads "bowl" and "gren" reads "green";
+  two swapped), so "bwol" reads "bowl" and "gren" reads "green" (or, failing that, to the one scene
+  name it abbreviates: "grn", "ylw");
 * **location references** (:func:`location_references`): "the thing in the red zone", "whatever is on
   the blue area", "the red zone's item" name an object by the zone it lies in; which object that is
   only the image can say, so the planner resolves them (:func:`canonical` with ``where``).
 
-:func:`canonical` is the text galley's own planner network reads: the words above with politeness
-and filler dropped, "area" / "spot" / "region" / "place" after a zone's name read as "zone", a bare
-zone name given its "zone", verbs of carrying read as "move", and punctuation as ``sep``. Pure Python.
+:func:`canonical` is the text galley's own planner network reads: the words above with politeness,
+filler and asides about the listener dropped (:mod:`galley_core.tasks.asides`), "area" / "spot" /
+"region" / "place" (or a word galley lacks) after a zone's name read as "zone", a bare zone name
+given its "zone", verbs of carrying read as "move", punctuation as ``sep``; and a plain relocation
+request, in whatever word order, read as the suite's templates say it
+(:mod:`galley_core.tasks.structure`). Pure Python.
 """
 
 from __future__ import annotations
@@ -23,22 +27,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from galley_core.scene import Scene
+from galley_core.tasks.asides import drop_asides, verb_stem, wishes_as_requests
 from galley_core.tasks.lexicon import (
-    CONNECTORS,
     CORRECTABLE,
     DETERMINERS,
     FILLER,
     LEXICON,
-    MODALS,
     MOVE_VERBS,
     NEXT_TO,
     REFERENCE_LINKS,
     REFERENCE_NOUNS,
     REFERENCE_PREPOSITIONS,
-    RELATIONS,
     REQUEST_PHRASES,
-    UNSUPPORTED_VERBS,
-    WH,
     ZONE_WORDS,
 )
 from galley_core.tasks.structure import relocation_pairs, relocation_text
@@ -46,14 +46,12 @@ from galley_core.tasks.structure import relocation_pairs, relocation_text
 __all__ = [
     "Reading",
     "canonical",
-    "drop_asides",
     "drop_phrases",
     "is_known",
     "is_near_known",
     "location_references",
     "read",
     "scene_words",
-    "verb_stem",
 ]
 
 _TOKEN = re.compile(r"[a-z]+|[0-9]+|->|=>|→|[,;:.!?&+/]")
@@ -104,6 +102,14 @@ def is_known(word: str) -> bool:
     return word in LEXICON or (word.endswith("s") and word[:-1] in LEXICON)
 
 
+def _abbreviates(short: str, name: str) -> bool:
+    """Whether ``short`` abbreviates ``name``: its first letter, then some of its letters in order."""
+    if len(short) >= len(name) or short[0] != name[0]:
+        return False
+    rest = iter(name[1:])
+    return all(letter in rest for letter in short[1:])
+
+
 @lru_cache(maxsize=4096)
 def _correct(word: str, names: frozenset[str]) -> str:
     """``word``, or the one scene name / lexicon word one edit away (names win a tie)."""
@@ -114,6 +120,9 @@ def _correct(word: str, names: frozenset[str]) -> str:
     near_names = [n for n in names if len(n) >= 3 and len(word) >= 2 and _one_edit(word, n)]
     if len(near_names) == 1:
         return near_names[0]
+    short = [n for n in names if len(word) >= 3 and _abbreviates(word, n)]
+    if len(short) == 1 and not _lexicon_correction(word):
+        return short[0]  # "grn", "ylw", "purp": the one name the letters abbreviate
     if near_names or len(word) < 3:
         return word
     near = [w for w in CORRECTABLE if _one_edit(word, w)]
@@ -211,133 +220,6 @@ def location_references(tokens: Sequence[str], scene: Scene) -> list[tuple[int, 
     return spans
 
 
-#: Verbs of rearranging that keep their meaning when inflected ("swapping the bowl and the cup").
-_REARRANGING = frozenset({"pick", "swap", "switch", "exchange", "trade", "gather", "collect", "group"})
-#: Words that open a clause about the listener or the circumstances, not about the task.
-_SUBORDINATORS = frozenset({"if", "when", "whenever", "while", "once", "as", "unless"})
-#: Pronouns that make such a clause an aside ("if you can", "while you are at it", "once that is done").
-_ASIDE_PRONOUNS = frozenset({"you", "u", "it", "that", "this", "i", "we", "there", "everything"})
-
-
-def verb_stem(word: str) -> str:
-    """The verb of an inflected form ("moving", "swapping": "move", "swap"), or ``word``."""
-    if word == "places":
-        return word  # "swap places"
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            stem = word[: -len(suffix)]
-            for candidate in (stem, stem + "e", stem[:-1]):
-                if candidate in MOVE_VERBS or candidate in _REARRANGING:
-                    return candidate
-    return word
-
-
-def _names_object_next(tokens: Sequence[str], i: int, names: frozenset[str]) -> bool:
-    """Whether a name follows ``tokens[i]`` within two words ("move the bowl", "put it" does not)."""
-    return any(t in names for t in tokens[i + 1 : i + 3])
-
-
-#: Words of ability, permission or wish that, with a person, frame a request ("are you able to").
-_FRAMES = frozenset(
-    {
-        "able",
-        "willing",
-        "possible",
-        "ok",
-        "okay",
-        "alright",
-        "want",
-        "wanna",
-        "mind",
-        "free",
-        "ready",
-        "wonder",
-        "wondering",
-        "think",
-        "suppose",
-        "chance",
-        "way",
-        "like",
-        "love",
-    }
-)
-#: Words that make a question about what happened, not a request ("did you move ...").
-_PAST = frozenset({"did", "has", "had", "was", "were", "have"})
-
-
-def _indirect_request(tokens: Sequence[str], names: frozenset[str]) -> int:
-    """Where the asked-for action starts in an indirect request, or 0.
-
-    A request asked as a question or a wish about the listener: "is there any way you could move
-    ...", "are you able to put ...", "do you think you might take ...", "mind moving ...". The
-    action is the first verb of carrying or rearranging, in its bare form (or "-ing" after
-    "mind"), before any name; what precedes it speaks of a person ("you", "i", "we", "it") and of
-    ability, permission or wish (a modal, "able", "possible", "want", ...), and of no other action
-    or of the past: "could you tell me where ...", "did you move ..." stay questions.
-    """
-    verbs = MOVE_VERBS | _REARRANGING
-    for j, word in enumerate(tokens):
-        if word in names or word in UNSUPPORTED_VERBS:
-            return 0
-        stem = verb_stem(word)
-        gerund = word.endswith("ing") and j > 0 and tokens[j - 1] == "mind"
-        if stem in verbs and (stem == word or gerund) and j > 0:
-            frame = set(tokens[:j])
-            if frame & (_PAST | WH - {"how"}):
-                return 0
-            if gerund and j == 1:
-                return j  # "mind moving the cup to red?"
-            return j if frame & {"you", "u", "i", "we", "it"} and frame & (MODALS | _FRAMES) else 0
-    return 0
-
-
-def drop_asides(tokens: Sequence[str], scene: Scene) -> tuple[list[str], bool]:
-    """``tokens`` without what only addresses the listener, and whether an indirect request was read.
-
-    Three linguistic categories, none tied to a phrase list:
-
-    * an indirect request's frame, up to the action ("is there any way you could | move the bowl");
-    * a subordinate aside about the listener or the circumstances: "if", "when", "while", "once",
-      ... opening a clause with a pronoun and no name ("if it is not too much trouble", "while you
-      are at it", "whenever you can", "if you do not mind", "once that is done"), up to the next
-      punctuation, name, or verb that carries a named object; "once the bowl is in green" stays;
-    * a stretch between punctuation with no name, verb, relation or connector ("no rush", "do not
-      worry"), when another stretch names an object: its "no" is no negation of the task.
-    """
-    objects, zones = scene_words(scene)
-    names = objects | zones
-    start = _indirect_request(tokens, names)
-    out = list(tokens[start:])
-    i = 0
-    while i < len(out):
-        if out[i] in _SUBORDINATORS and (i == 0 or not out[i - 1].isalnum() or out[i - 1] in CONNECTORS):
-            j = i + 1
-            while j < len(out) and out[j].isalnum() and out[j] not in names and out[j] not in DETERMINERS:
-                if verb_stem(out[j]) in MOVE_VERBS and _names_object_next(out, j, names):
-                    break
-                j += 1
-            if set(out[i + 1 : j]) & _ASIDE_PRONOUNS:
-                del out[i:j]
-                continue
-        i += 1
-    stretches: list[list[int]] = [[]]
-    for n, token in enumerate(out):
-        if token.isalnum():
-            stretches[-1].append(n)
-        else:
-            stretches.append([])
-    telling = names | MOVE_VERBS | _REARRANGING | UNSUPPORTED_VERBS | RELATIONS | CONNECTORS | REFERENCE_NOUNS
-    if any(out[n] in names for stretch in stretches for n in stretch):
-        idle = {
-            n
-            for stretch in stretches
-            if not any(out[n] in telling or verb_stem(out[n]) in telling for n in stretch)
-            for n in stretch
-        }
-        out = [t for n, t in enumerate(out) if n not in idle]
-    return out, start > 0
-
-
 def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -> str:  # noqa: PLR0912
     """The instruction as galley's planner network reads it (see the module docstring).
 
@@ -352,6 +234,7 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
         for start, end, zone in reversed(location_references(tokens, scene)):
             if zone in where:
                 tokens[start:end] = ["the", where[zone]]
+    tokens = wishes_as_requests(tokens, objects)
     out: list[str] = []
     skip_to = False
     for i, token in enumerate(tokens):
@@ -378,7 +261,7 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
             before == "zone"
             and len(out) > 1
             and out[-2] in zones
-            and (token in ZONE_WORDS or not is_known(token))
+            and (token in ZONE_WORDS or not (is_known(token) or token in objects or not token.isalpha()))
         ):
             continue  # "green area" -> "green zone"; "the green strip": a word galley lacks names the zone
         elif token in zones:

@@ -14,15 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from galley_core.scene import Scene
+from galley_core.tasks.asides import drop_asides, verb_stem
 from galley_core.tasks.language import (
-    drop_asides,
     drop_phrases,
     is_known,
     is_near_known,
     location_references,
     read,
     scene_words,
-    verb_stem,
 )
 from galley_core.tasks.lexicon import (
     ADJECTIVES,
@@ -46,6 +45,9 @@ from galley_core.tasks.lexicon import (
 )
 
 __all__ = ["refusal"]
+
+#: Verbs of reluctance or forgetting: negated, they ask for the task ("do not hesitate to move ...").
+_RELUCTANCE = [[w] for w in ("hesitate", "forget", "mind", "fail", "worry", "rush", "hurry", "neglect")]
 
 
 def _content(tokens: Sequence[str]) -> list[str]:
@@ -83,7 +85,10 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     can = f"galley moves the scene's objects ({', '.join(scene.object_names)}) between its zones"
     names = f"objects: {', '.join(scene.object_names)}; zones: {', '.join(scene.zone_names)}"
     words = [t for t in tokens if t.isalpha()]
-    negation = next((w for w in words if w in NEGATIONS), None)
+    # "Don't hesitate to", "I wouldn't mind if": a negated reluctance encourages; it negates no task.
+    negation = next(
+        (w for i, w in enumerate(words) if w in NEGATIONS and words[i + 1 : i + 2] not in _RELUCTANCE), None
+    )
     phrase = next(
         (p for p in NEGATION_PHRASES for i in range(len(words)) if tuple(words[i : i + len(p)]) == p), None
     )

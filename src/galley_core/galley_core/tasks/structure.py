@@ -5,7 +5,8 @@ in the order a person wrote it, and word order it never saw in training ("the gr
 the bowl goes", "over in green i want the bowl, the cup in red") throws it. Yet most requests are
 plain relocations: each clause names one object and the one zone it should go to. For those the
 order of words within a clause carries nothing, so :func:`relocation_pairs` reads the (object,
-zone) pairs from the clauses, and the planner network reads them in the one form every suite
+zone) pairs from the clauses (or, for one object and one zone, from the whole request), and the
+planner network reads them in the one form every suite
 template shares ("move the bowl to the green zone and move the cup to the red zone"); the network
 still plans from the image (where each object is).
 
@@ -60,15 +61,48 @@ def _clauses(tokens: Sequence[str]) -> list[list[str]] | None:
     return [c for c in clauses if c]
 
 
+#: Words that relate objects to each other or quantify over them: a single (object, zone) pair
+#: is no longer all a request says.
+_RELATING = frozenset(
+    {"next", "swap", "switch", "exchange", "trade", "replace", "same", "together", "both", "each", "all",
+     "every", "everything", "other", "rest", "except", "between", "holds", "contains", "has", "swapped",
+     "switched", "exchanged", "either", "or", "zones", "any", "everywhere"}
+)  # fmt: skip
+#: Words before a zone that make it where an object is, not where it goes ("from", "the bowl is in").
+_SOURCE = frozenset({"from", "off", "out", "away", "is", "are", "was", "were", "sits", "lies", "currently"})
+
+
+def _single_pair(tokens: Sequence[str], scene: Scene) -> tuple[str, str] | None:
+    """The one (object, zone) pair of a request that names one object and one target zone, or None.
+
+    With one object and one zone the zone is where the object goes, whatever the order and the
+    pronouns ("the green zone is where the bowl goes", "the bowl, put it there: green zone");
+    unless the zone is a source ("from the green zone", "the bowl is in the green zone") or the
+    request relates objects or quantifies over them.
+    """
+    objects, zones = set(scene.object_names), set(scene.zone_names)
+    if any(t in _RELATING for t in tokens):
+        return None
+    named = {t for t in tokens if t in objects}
+    places = [i for i, t in enumerate(tokens) if t in zones and tokens[i + 1 : i + 2] == ["zone"]]
+    if len(named) != 1 or len(places) != 1 or set(tokens[max(0, places[0] - 3) : places[0]]) & _SOURCE:
+        return None
+    return named.pop(), tokens[places[0]]
+
+
 def relocation_pairs(tokens: Sequence[str], scene: Scene) -> list[tuple[str, str]] | None:
     """The (object, target zone) pairs of a plain relocation request in canonical tokens, or None.
 
     ``tokens`` are :func:`~galley_core.tasks.language.canonical`'s words (a zone is "<name> zone",
-    punctuation ``sep``). None unless every clause that names an object or a zone names exactly
+    punctuation ``sep``). One object and one target zone make one pair (:func:`_single_pair`);
+    else None unless every clause that names an object or a zone names exactly
     one of each, no object twice, and nothing in the request says more than "this goes there"
     (see the module docstring).
     """
     objects, zones = set(scene.object_names), set(scene.zone_names)
+    single = _single_pair(tokens, scene)
+    if single:
+        return [single]
     clauses = _clauses(tokens)
     if clauses is None:
         return None
