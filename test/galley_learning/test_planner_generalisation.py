@@ -125,3 +125,31 @@ def test_eval_planner_reports_every_split_and_says_why_a_backend_is_skipped(caps
     with pytest.raises(PlanningError) as err, _backend("transformers", None, ""):
         pass
     assert err.value.kind == "unavailable" and "model_path" in err.value.reason
+
+
+#: Everyday requests (galley_learning/planners/everyday.py, the dev set written apart from the
+#: training grammar): 120 on fresh episodes, every style and kind; bars from what was measured.
+EVERYDAY_SAMPLE = 120
+MIN_EVERYDAY_ACCURACY = 0.95
+MAX_EVERYDAY_REFUSED = 2
+
+
+def test_everyday_requests_are_planned_and_everyday_out_of_scope_requests_refused(
+    kitchen, renderer, one_torch_thread
+):
+    from galley_core.tasks.planning import PlanningError
+    from galley_learning.planners.everyday import EVERYDAY_OUT_OF_SCOPE, STYLES, everyday_set
+
+    entries = everyday_set(kitchen, [40_000_000 + i for i in range(EVERYDAY_SAMPLE)], seed=11)
+    assert {e.template.split("/")[0] for e in entries} == set(STYLES)
+    outcomes = plan_entries(make_planner("galley"), kitchen, entries, renderer=renderer)
+    refused = [o for o in outcomes if o.refused]
+    right = [o for o in outcomes if o.steps == o.entry.plan]
+    assert len(refused) <= MAX_EVERYDAY_REFUSED, [o.entry.instruction for o in refused]
+    assert len(right) / len(outcomes) >= MIN_EVERYDAY_ACCURACY
+    planner, image = make_planner("galley"), renderer.render(40_000_000)
+    for kind, texts in EVERYDAY_OUT_OF_SCOPE.items():
+        for text in texts:
+            with pytest.raises(PlanningError):
+                planner.plan(text, image, kitchen)
+                pytest.fail(f"{kind}: {text!r} was planned")

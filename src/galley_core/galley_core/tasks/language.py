@@ -144,6 +144,7 @@ def is_near_known(word: str) -> bool:
 def read(text: str, scene: Scene) -> Reading:
     """The tokens of ``text``: lower case, contractions spelt out, typos corrected (see the module doc)."""
     clean = text.lower().replace("’", "'").replace("—", ",").replace("–", ",")
+    clean = re.sub(r"\s-+\s", " , ", clean)  # a hyphen between spaces is a dash: "bowl to green - cup to red"
     for pattern, replacement in _CONTRACTIONS:
         clean = re.sub(pattern, replacement, clean)
     objects, zones = scene_words(scene)
@@ -249,7 +250,11 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
         elif not token.isalnum():
             if before != "sep" and out:
                 out.append("sep")
-        elif token in NEXT_TO or (token == "by" and before == "over") or (token == "close" and after == "to"):
+        elif (
+            token in NEXT_TO
+            or (token == "by" and (before == "over" or set(tokens[i + 1 : i + 3]) & objects))
+            or (token == "close" and after == "to")
+        ):
             if before == "over":
                 out.pop()
             out += ["next", "to"]
