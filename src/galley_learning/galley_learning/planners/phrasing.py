@@ -65,8 +65,7 @@ TRAINING = Wordings(
          "i need {O} in {Z}", "{V} {O} {Z}", "in {Z}, {V} {O}", "onto {Z}, {V} {O}", "{O} {Z}",
          "{V} {O} over into {Z}"),
     source=("{V} {O} from {S} to {Z}", "from {S}, {V} {O} to {Z}", "{O} from {S} to {Z}",
-            "{V} {O} off {S} and onto {Z}", "{O} is in {S}; {V} it to {Z}", "{O}: {S} -> {Z}",
-            "{V} {O} from {S}, then {V} it into {Z}"),
+            "{V} {O} off {S} and onto {Z}", "{O} is in {S}; {V} it to {Z}", "{O}: {S} -> {Z}"),
     same=("{V} {O} and {O2} to {Z}", "{O} and {O2} to {Z}", "{V} both {O} and {O2} into {Z}",
           "{V} {O} to {Z}, and {O2} too", "{V} {O} and then {O2} to {Z}", "{O}, {O2} -> {Z}",
           "{V} {O} to {Z} and {O2} there as well"),
@@ -155,13 +154,10 @@ def phrase(  # noqa: PLR0917 -- one draw, every knob explicit
     if kind in ("one", "from"):
         text, relocations = one(o, z, rng.choice(words.one if kind == "one" else words.source)), [(o, z)]
     elif kind == "two":
-        # Either relocation may name where its object is ("from the red zone"): a chain of three
-        # or four zones, which the model must keep apart.
-        first_forms = words.source if rng.random() < 0.25 else words.one
-        second = one(o2, z2, rng.choice(words.source if rng.random() < 0.15 else words.one))
+        second = one(o2, z2, rng.choice(words.one))
         if rng.random() < 0.3:
             second = f"{mention(o2)} to {_zone(z2, words, rng, terse)}"
-        text = one(o, z, rng.choice(first_forms)) + rng.choice(words.connectors) + second
+        text = one(o, z, rng.choice(words.one)) + rng.choice(words.connectors) + second
         relocations = [(o, z), (o2, z2)]
     elif kind == "same":
         text = rng.choice(words.same).format(
