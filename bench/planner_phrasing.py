@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/planner_phrasing.py [--quick] [--weights PT] [--count N]
+    python bench/planner_phrasing.py [--quick] [--weights PT] [--count N] [--everyday N] [--only-everyday]
 
 Measures the ``galley`` backend (shipped weights, or ``--weights``) on
 
@@ -13,7 +13,10 @@ Measures the ``galley`` backend (shipped weights, or ``--weights``) on
   step right), overall and per kind of request; refused in-scope requests count as wrong and are
   reported as false refusals;
 * the suite's ``test`` and ``unseen`` splits (EM, and how many were refused);
-* the out-of-scope examples (:data:`~galley_learning.planners.phrasing.OUT_OF_SCOPE`): share refused.
+* everyday requests (:mod:`galley_learning.planners.everyday`, written apart from the training
+  grammar; ``--everyday N``, ``--only-everyday``), figures per style and per kind of request;
+* the out-of-scope examples (:data:`~galley_learning.planners.phrasing.OUT_OF_SCOPE` and the
+  everyday ones): share refused, and any planned.
 
 The last line is one JSON object.
 """
