@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/planner_phrasing.py [--quick] [--weights PT] [--count N]
+    python bench/planner_phrasing.py [--quick] [--weights PT] [--count N] [--everyday N] [--only-everyday]
 
 Measures the ``galley`` backend (shipped weights, or ``--weights``) on
 
@@ -13,7 +13,10 @@ Measures the ``galley`` backend (shipped weights, or ``--weights``) on
   step right), overall and per kind of request; refused in-scope requests count as wrong and are
   reported as false refusals;
 * the suite's ``test`` and ``unseen`` splits (EM, and how many were refused);
-* the out-of-scope examples (:data:`~galley_learning.planners.phrasing.OUT_OF_SCOPE`): share refused.
+* everyday requests (:mod:`galley_learning.planners.everyday`, written apart from the training
+  grammar; ``--everyday N``, ``--only-everyday``), figures per style and per kind of request;
+* the out-of-scope examples (:data:`~galley_learning.planners.phrasing.OUT_OF_SCOPE` and the
+  everyday ones): share refused, and any planned.
 
 The last line is one JSON object.
 """
@@ -30,6 +33,7 @@ from galley_core.scene import load_scene
 from galley_core.tasks.metrics import exact_match
 from galley_core.tasks.planning import PlanningError
 from galley_core.tasks.suite import SuiteEntry, load_suite
+from galley_learning.planners.everyday import EVERYDAY_OUT_OF_SCOPE, everyday_set
 from galley_learning.planners.galley_model import DEFAULT_WEIGHTS
 from galley_learning.planners.galley_planner import GalleyPlanner
 from galley_learning.planners.images import TopDownRenderer
@@ -37,6 +41,7 @@ from galley_learning.planners.phrasing import HELD_OUT, OUT_OF_SCOPE, TRAINING, 
 
 #: Dev episodes: far from the suite's seeds (< 1,000,000) and from training's (10,000,000 on).
 DEV_SEED_BASE = 20_000_000
+EVERYDAY_SEED_BASE = 30_000_000
 
 
 def score(
@@ -59,16 +64,18 @@ def score(
         "refused": len(refused),
         "per_kind": {},
     }
-    for kind in sorted({e.template for e in entries}):
-        rows = [i for i, e in enumerate(entries) if e.template == kind]
+    # An everyday entry's template is "style/kind": figures per style and per kind.
+    groups = {part for e in entries for part in e.template.split("/")}
+    for kind in sorted(groups):
+        rows = [i for i, e in enumerate(entries) if kind in e.template.split("/")]
         out["per_kind"][kind] = {
             "em": round(exact_match([predicted[i] for i in rows], [gold[i] for i in rows]), 3),
             "whole_plan": round(sum(predicted[i] == gold[i] for i in rows) / len(rows), 3),
         }
     out["wrong"] = [
         f"{e.instruction!r} -> {list(p)}" for e, p in zip(entries, predicted, strict=True) if p != e.plan
-    ][:8]
-    out["refused_examples"] = refused[:5]
+    ][:40]
+    out["refused_examples"] = refused[:20]
     return out
 
 
@@ -77,6 +84,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="60 requests per dev set, 30 per suite split")
     parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="galley planner weights (.pt)")
     parser.add_argument("--count", type=int, default=300, help="requests per dev set")
+    parser.add_argument("--everyday", type=int, default=350, help="requests in the everyday dev set")
+    parser.add_argument("--only-everyday", action="store_true", help="the everyday dev set and refusals only")
     args = parser.parse_args()
     count = 60 if args.quick else args.count
     scene = load_scene("config/scenes/kitchen.yaml")
@@ -86,18 +95,24 @@ def main() -> None:
     started = time.monotonic()
     seeds = [DEV_SEED_BASE + i for i in range(count)]
     figures: dict[str, Any] = {"weights": args.weights}
-    figures["dev_trained"] = score(
-        planner, scene, dev_set(scene, seeds, TRAINING, seed=7, label="dev"), renderer
-    )
-    figures["dev_held_out"] = score(
-        planner, scene, dev_set(scene, seeds, HELD_OUT, seed=8, label="dev"), renderer
-    )
-    for split in ("test", "unseen"):
-        entries = [e for e in suite if e.split == split][: 30 if args.quick else None]
-        figures[f"suite_{split}"] = score(planner, scene, entries, renderer)
+    everyday_seeds = [EVERYDAY_SEED_BASE + i for i in range(args.everyday)]
+    figures["dev_everyday"] = score(planner, scene, everyday_set(scene, everyday_seeds, seed=9), renderer)
+    names = ["dev_everyday"]
+    if not args.only_everyday:
+        figures["dev_trained"] = score(
+            planner, scene, dev_set(scene, seeds, TRAINING, seed=7, label="dev"), renderer
+        )
+        figures["dev_held_out"] = score(
+            planner, scene, dev_set(scene, seeds, HELD_OUT, seed=8, label="dev"), renderer
+        )
+        for split in ("test", "unseen"):
+            entries = [e for e in suite if e.split == split][: 30 if args.quick else None]
+            figures[f"suite_{split}"] = score(planner, scene, entries, renderer)
+        names += ["dev_trained", "dev_held_out", "suite_test", "suite_unseen"]
     image = renderer.render(DEV_SEED_BASE)
     refusals = {}
-    for kind, examples in OUT_OF_SCOPE.items():
+    out_of_scope = {**OUT_OF_SCOPE, **{f"everyday {k}": v for k, v in EVERYDAY_OUT_OF_SCOPE.items()}}
+    for kind, examples in out_of_scope.items():
         kept = []
         for text in examples:
             try:
@@ -110,7 +125,7 @@ def main() -> None:
     total = sum(r["count"] for r in refusals.values())
     figures["out_of_scope_refused"] = round(sum(r["refused"] for r in refusals.values()) / total, 4)
     figures["seconds"] = round(time.monotonic() - started, 1)
-    for name in ("dev_trained", "dev_held_out", "suite_test", "suite_unseen"):
+    for name in names:
         f = figures[name]
         print(
             f"{name:<14} EM {f['em']:.3f}  whole plan {f['whole_plan']:.3f}  "
@@ -120,6 +135,9 @@ def main() -> None:
             if name.startswith("dev"):
                 print(f"  {kind:<10} EM {k['em']:.3f}  whole plan {k['whole_plan']:.3f}")
     print(f"out of scope refused {figures['out_of_scope_refused']:.3f}")
+    for kind, r in refusals.items():
+        if r["planned"]:
+            print(f"  planned ({kind}): {r['planned']}")
     print(json.dumps(figures))
 
 

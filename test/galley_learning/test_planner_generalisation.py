@@ -20,16 +20,19 @@ from galley_learning.planners.evaluate import (
     spread,
 )
 
-# Bars for the default planner (``galley``), set from what the v2 planner measured on this split,
-# which was written apart from its training language and seen by nobody who trained it: phrasing EM
-# 0.847, whole-plan accuracy 0.819, out-of-scope refused 1.000, in-scope refused 0.075 of test +
-# unseen + phrasing (0.1187 of phrasing alone; 0.0 of this test's suite sample). The v1 planner
-# measured 0.415, 0.297, 0.333 and 0.2125. Issue 21 asks for >= 0.97, >= 0.95, >= 0.95 and <= 0.02:
-# the first two and the last are not reached yet (README, "The planner").
-MIN_PHRASING_EM = 0.82
-MIN_PHRASING_ACCURACY = 0.79
+# Bars for the default planner (``galley``), set from what it measured on this split, which was
+# written apart from its training language and from the reading rules, and seen by nobody who
+# wrote them: with the v2 weights and the reading of issue 21's second round (indirect requests,
+# asides, plain relocations in any word order: galley_core.tasks.asides, .structure) phrasing EM
+# 0.8955, whole-plan accuracy 0.8781, out-of-scope refused 1.000, in-scope refused 0.0453 of test +
+# unseen + phrasing (0.0719 of phrasing alone: 23 of 320; 23 of this test's 400). Before that
+# round: 0.847, 0.819, 1.000, 0.075; the v1 planner 0.415, 0.297, 0.333, 0.2125. Issue 21 asks for
+# >= 0.97, >= 0.95, >= 0.95 and <= 0.02: the first two and the last are not reached yet (README,
+# "The planner").
+MIN_PHRASING_EM = 0.88
+MIN_PHRASING_ACCURACY = 0.86
 MIN_OUT_OF_SCOPE_REFUSAL = 0.95
-MAX_IN_SCOPE_FALSE_REFUSAL = 0.12  # this sample: 38 of 400 (0.095)
+MAX_IN_SCOPE_FALSE_REFUSAL = 0.06  # this sample: 23 of 400 (0.0575)
 #: Instructions planned, taken evenly (so every kind keeps its share): all 320 of the phrasing split,
 #: 40 of each of the suite's test and unseen splits (for the false refusal rate), all 84 of the
 #: out-of-scope set. About 5 s on one thread.
@@ -125,3 +128,32 @@ def test_eval_planner_reports_every_split_and_says_why_a_backend_is_skipped(caps
     with pytest.raises(PlanningError) as err, _backend("transformers", None, ""):
         pass
     assert err.value.kind == "unavailable" and "model_path" in err.value.reason
+
+
+#: Everyday requests (galley_learning/planners/everyday.py, the dev set written apart from the
+#: training grammar): 120 on episodes the dev runs never drew, every style and kind. On 600 dev
+#: requests (bench/planner_phrasing.py) the planner got 0.995 of the plans right and refused 1.
+EVERYDAY_SAMPLE = 120
+MIN_EVERYDAY_ACCURACY = 0.95
+MAX_EVERYDAY_REFUSED = 2
+
+
+def test_everyday_requests_are_planned_and_everyday_out_of_scope_requests_refused(
+    kitchen, renderer, one_torch_thread
+):
+    from galley_core.tasks.planning import PlanningError
+    from galley_learning.planners.everyday import EVERYDAY_OUT_OF_SCOPE, STYLES, everyday_set
+
+    entries = everyday_set(kitchen, [40_000_000 + i for i in range(EVERYDAY_SAMPLE)], seed=11)
+    assert {e.template.split("/")[0] for e in entries} == set(STYLES)
+    outcomes = plan_entries(make_planner("galley"), kitchen, entries, renderer=renderer)
+    refused = [o for o in outcomes if o.refused]
+    right = [o for o in outcomes if o.steps == o.entry.plan]
+    assert len(refused) <= MAX_EVERYDAY_REFUSED, [o.entry.instruction for o in refused]
+    assert len(right) / len(outcomes) >= MIN_EVERYDAY_ACCURACY
+    planner, image = make_planner("galley"), renderer.render(40_000_000)
+    for kind, texts in EVERYDAY_OUT_OF_SCOPE.items():
+        for text in texts:
+            with pytest.raises(PlanningError):
+                planner.plan(text, image, kitchen)
+                pytest.fail(f"{kind}: {text!r} was planned")

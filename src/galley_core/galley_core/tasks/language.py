@@ -5,14 +5,18 @@ What a person types is read as
 * **words** (:func:`read`): lower case, contractions spelt out ("don't" -> "do not"), punctuation kept
   as its own token, and every word that is not in galley's lexicon corrected to the one lexicon word
   (or scene name) one edit away (Damerau-Levenshtein: one character inserted, deleted, replaced, or
-  two swapped), so "bwol" reads "bowl" and "gren" reads "green";
+  two swapped), so "bwol" reads "bowl" and "gren" reads "green" (or, failing that, to the one scene
+  name it abbreviates: "grn", "ylw");
 * **location references** (:func:`location_references`): "the thing in the red zone", "whatever is on
   the blue area", "the red zone's item" name an object by the zone it lies in; which object that is
   only the image can say, so the planner resolves them (:func:`canonical` with ``where``).
 
-:func:`canonical` is the text galley's own planner network reads: the words above with politeness
-and filler dropped, "area" / "spot" / "region" / "place" after a zone's name read as "zone", a bare
-zone name given its "zone", verbs of carrying read as "move", and punctuation as ``sep``. Pure Python.
+:func:`canonical` is the text galley's own planner network reads: the words above with politeness,
+filler and asides about the listener dropped (:mod:`galley_core.tasks.asides`), "area" / "spot" /
+"region" / "place" (or a word galley lacks) after a zone's name read as "zone", a bare zone name
+given its "zone", verbs of carrying read as "move", punctuation as ``sep``; and a plain relocation
+request, in whatever word order, read as the suite's templates say it
+(:mod:`galley_core.tasks.structure`). Pure Python.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from galley_core.scene import Scene
+from galley_core.tasks.asides import drop_asides, verb_stem, wishes_as_requests
 from galley_core.tasks.lexicon import (
     CORRECTABLE,
     DETERMINERS,
@@ -36,6 +41,7 @@ from galley_core.tasks.lexicon import (
     REQUEST_PHRASES,
     ZONE_WORDS,
 )
+from galley_core.tasks.structure import relocation_pairs, relocation_text
 
 __all__ = [
     "Reading",
@@ -46,7 +52,6 @@ __all__ = [
     "location_references",
     "read",
     "scene_words",
-    "verb_stem",
 ]
 
 _TOKEN = re.compile(r"[a-z]+|[0-9]+|->|=>|→|[,;:.!?&+/]")
@@ -97,6 +102,14 @@ def is_known(word: str) -> bool:
     return word in LEXICON or (word.endswith("s") and word[:-1] in LEXICON)
 
 
+def _abbreviates(short: str, name: str) -> bool:
+    """Whether ``short`` abbreviates ``name``: its first letter, then some of its letters in order."""
+    if len(short) >= len(name) or short[0] != name[0]:
+        return False
+    rest = iter(name[1:])
+    return all(letter in rest for letter in short[1:])
+
+
 @lru_cache(maxsize=4096)
 def _correct(word: str, names: frozenset[str]) -> str:
     """``word``, or the one scene name / lexicon word one edit away (names win a tie)."""
@@ -107,6 +120,9 @@ def _correct(word: str, names: frozenset[str]) -> str:
     near_names = [n for n in names if len(n) >= 3 and len(word) >= 2 and _one_edit(word, n)]
     if len(near_names) == 1:
         return near_names[0]
+    short = [n for n in names if len(word) >= 3 and _abbreviates(word, n)]
+    if len(short) == 1 and not _lexicon_correction(word):
+        return short[0]  # "grn", "ylw", "purp": the one name the letters abbreviate
     if near_names or len(word) < 3:
         return word
     near = [w for w in CORRECTABLE if _one_edit(word, w)]
@@ -128,6 +144,7 @@ def is_near_known(word: str) -> bool:
 def read(text: str, scene: Scene) -> Reading:
     """The tokens of ``text``: lower case, contractions spelt out, typos corrected (see the module doc)."""
     clean = text.lower().replace("’", "'").replace("—", ",").replace("–", ",")
+    clean = re.sub(r"\s-+\s", " , ", clean)  # a hyphen between spaces is a dash: "bowl to green - cup to red"
     for pattern, replacement in _CONTRACTIONS:
         clean = re.sub(pattern, replacement, clean)
     objects, zones = scene_words(scene)
@@ -204,19 +221,6 @@ def location_references(tokens: Sequence[str], scene: Scene) -> list[tuple[int, 
     return spans
 
 
-def verb_stem(word: str) -> str:
-    """The verb of an inflected form ("moving", "placed", "puts" -> "move", "place", "put"), or ``word``."""
-    if word == "places":
-        return word  # "swap places"
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            stem = word[: -len(suffix)]
-            for candidate in (stem, stem + "e", stem[:-1]):
-                if candidate in MOVE_VERBS:
-                    return candidate
-    return word
-
-
 def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -> str:  # noqa: PLR0912
     """The instruction as galley's planner network reads it (see the module docstring).
 
@@ -226,10 +230,12 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
     """
     objects, zones = scene_words(scene)
     tokens, _ = drop_phrases(read(text, scene).tokens, REQUEST_PHRASES)
+    tokens, _ = drop_asides(tokens, scene)
     if where:
         for start, end, zone in reversed(location_references(tokens, scene)):
             if zone in where:
                 tokens[start:end] = ["the", where[zone]]
+    tokens = wishes_as_requests(tokens, objects)
     out: list[str] = []
     skip_to = False
     for i, token in enumerate(tokens):
@@ -244,7 +250,11 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
         elif not token.isalnum():
             if before != "sep" and out:
                 out.append("sep")
-        elif token in NEXT_TO or (token == "by" and before == "over") or (token == "close" and after == "to"):
+        elif (
+            token in NEXT_TO
+            or (token == "by" and (before == "over" or set(tokens[i + 1 : i + 3]) & objects))
+            or (token == "close" and after == "to")
+        ):
             if before == "over":
                 out.pop()
             out += ["next", "to"]
@@ -252,18 +262,28 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
                 skip_to = True
         elif token == "to" and skip_to:
             skip_to = False
-        elif token in ZONE_WORDS and before == "zone":
-            continue  # "green area" -> "green zone"
+        elif (
+            before == "zone"
+            and len(out) > 1
+            and out[-2] in zones
+            and (token in ZONE_WORDS or not (is_known(token) or token in objects or not token.isalpha()))
+        ):
+            continue  # "green area" -> "green zone"; "the green strip": a word galley lacks names the zone
         elif token in zones:
             if after in objects:
                 continue  # "the red apple": the object's colour, not a zone
             if before in objects:
                 out.append("to")  # telegraphic "bowl green": the zone is where the object goes
             out += [token, "zone"]
+        elif token in ("one", "ones") and before == "zone" and len(out) > 1 and out[-2] in zones:
+            continue  # "the yellow one", once a zone was named: the zone
         elif verb_stem(token) in MOVE_VERBS and not (token == "place" and before in zones):
             out.append("move")
+        elif verb_stem(token) != token:
+            out.append(verb_stem(token))  # "swapping" -> "swap"
         else:
             out.append(token)
     while out and out[-1] == "sep":
         out.pop()
-    return " ".join(out)
+    pairs = relocation_pairs(out, scene)
+    return relocation_text(pairs) if pairs else " ".join(out)

@@ -171,7 +171,8 @@ _FUNCTION_WORDS = (
     "try let us over together both pair two first second third finally lastly later subsequently "
     "thereafter following followed once well ok okay oh please thanks thank cheers hey hi hello robot "
     "also plus sep whoever anything nothing none never cancel stop halt abort undo where it they them "
-    "there here fine good great hold hand"
+    "there here fine good great hold hand able willing wanna free ready wonder wondering think suppose "
+    "way love trouble rush hurry worry whenever unless"
 )
 #: Every word galley reads as itself (besides the scene's names).
 LEXICON = frozenset(

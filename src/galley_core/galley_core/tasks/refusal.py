@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from galley_core.scene import Scene
+from galley_core.tasks.asides import drop_asides, verb_stem
 from galley_core.tasks.language import (
     drop_phrases,
     is_known,
@@ -21,7 +22,6 @@ from galley_core.tasks.language import (
     location_references,
     read,
     scene_words,
-    verb_stem,
 )
 from galley_core.tasks.lexicon import (
     ADJECTIVES,
@@ -45,6 +45,9 @@ from galley_core.tasks.lexicon import (
 )
 
 __all__ = ["refusal"]
+
+#: Verbs of reluctance or forgetting: negated, they ask for the task ("do not hesitate to move ...").
+_RELUCTANCE = [[w] for w in ("hesitate", "forget", "mind", "fail", "worry", "rush", "hurry", "neglect")]
 
 
 def _content(tokens: Sequence[str]) -> list[str]:
@@ -75,12 +78,17 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     objects, zones = scene_words(scene)
     reading = read(text, scene)
     tokens, request = drop_phrases(reading.tokens, REQUEST_PHRASES)
+    tokens, indirect = drop_asides(tokens, scene)
+    request = request or indirect
     quoted = f"{' '.join(text.split())!r}"
     example = "e.g. 'Move the bowl to the green zone.'"
     can = f"galley moves the scene's objects ({', '.join(scene.object_names)}) between its zones"
     names = f"objects: {', '.join(scene.object_names)}; zones: {', '.join(scene.zone_names)}"
     words = [t for t in tokens if t.isalpha()]
-    negation = next((w for w in words if w in NEGATIONS), None)
+    # "Don't hesitate to", "I wouldn't mind if": a negated reluctance encourages; it negates no task.
+    negation = next(
+        (w for i, w in enumerate(words) if w in NEGATIONS and words[i + 1 : i + 2] not in _RELUCTANCE), None
+    )
     phrase = next(
         (p for p in NEGATION_PHRASES for i in range(len(words)) if tuple(words[i : i + len(p)]) == p), None
     )
@@ -102,9 +110,12 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     request = request or (modal and any(w in zones for w in content))
     spans = location_references(tokens, scene)
     subject = bool(spans) and not ends_with_question and spans[0][0] <= tokens.index(first)
+    # "What I need is the bowl in green": a cleft about what the speaker wants, not a question.
+    cleft = first in WH and content[1:2] in (["i"], ["we"])
     if (
         not request
         and not subject
+        and not cleft
         and (first in WH or first in AUX - {"have", "do"} or (ends_with_question and not action_first))
     ):
         return "out_of_scope", (
@@ -129,20 +140,29 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
                     break  # "the red zone": the colour names the zone
                 j += 1
             noun = words[j] if j < len(words) else ""
-            if noun and noun not in objects | zones and not is_known(noun) and not is_near_known(noun):
+            # A word before an object's name is its modifier ("the porcelain bowl"), not another object.
+            modifier = any(w in objects for w in words[j + 1 : j + 3])
+            if (
+                noun
+                and not modifier
+                and noun not in objects | zones
+                and not is_known(noun)
+                and not is_near_known(noun)
+            ):
                 return "unknown_name", f"{quoted}: scene {scene.name!r} has no object {noun!r}; {names}"
     for clause in _clauses(tokens):
         head = clause[0]
         targeted = any(w in TO for w in clause) and any(w in zones for w in clause)
         if head in UNSUPPORTED_VERBS:
             return "out_of_scope", f"{quoted}: galley cannot {head!r}; {can}, {example}"
-        unknown = not is_known(head) and head not in objects | zones and not is_near_known(head)
-        if unknown and len(clause) > 1 and not targeted:
+        unknown = not is_known(verb_stem(head)) and head not in objects | zones and not is_near_known(head)
+        # An unknown verb in a request that names a zone is a verb of carrying galley does not know.
+        if unknown and len(clause) > 1 and not targeted and not any(w in zones for w in words):
             return "out_of_scope", f"{quoted}: galley does not know the action {head!r}; {can}, {example}"
     mentioned = [w for w in words if w in objects]
     if not mentioned and not spans:
         return "out_of_scope", f"{quoted} names none of the scene's objects; {can} ({names}), {example}"
-    target = any(w in zones for w in words) or any(w in RELATIONS for w in words)
+    target = any(w in zones for w in words) or any(w in RELATIONS or verb_stem(w) in RELATIONS for w in words)
     target = target or any(
         w in objects and (words[i - 1] in TO or (words[i - 1] == "the" and i > 1 and words[i - 2] in TO))
         for i, w in enumerate(words)
