@@ -17,7 +17,10 @@
 * gives TF through ``tf2_ros`` (Buffer, TransformListener, (Static)TransformBroadcaster);
 * gives the node rclpy's logger wrapped in :class:`galley_runtime.node.PerSeverityLogger`, so that no
   node trips rclpy's rule against one call site logging at two severities;
-* spins until Ctrl-C or shutdown, then calls the node's ``on_shutdown``.
+* spins until Ctrl-C or shutdown, then calls the node's ``on_shutdown``. A Ctrl-C that lands while
+  rclpy converts a received message to Python (the conversion runs Python code, where the
+  KeyboardInterrupt is raised) reaches the executor as pybind11's ``RuntimeError: Unable to convert
+  call argument '0' to Python object``; after a SIGINT that is a shutdown too, not a crash.
 
 Where rclpy's parameters differ from the embedded host's, the host bridges them: a list parameter
 left unset by the params file (``key_objects: []``, which rcl cannot type) is the empty list of the
@@ -33,7 +36,9 @@ This module imports rclpy at import time; nothing else in galley does.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -277,8 +282,29 @@ def create_node(
     return ros_node, galley_node
 
 
+def _record_sigint(received: list[int]) -> Any:
+    """Install a SIGINT handler that notes the signal and raises KeyboardInterrupt the first time.
+
+    rclpy.init chains its own handler to the one installed before it, so this one still runs. A
+    second SIGINT (``ros2 launch`` stopped with Ctrl-C) is noted but does not interrupt the node's
+    shutdown, which the first one started. Returns the previous handler (None off the main
+    thread, where none can be installed).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupted(signum: int, frame: Any) -> None:
+        received.append(signum)
+        if len(received) == 1:
+            raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGINT, interrupted)
+
+
 def run_node(node_cls: type[Node], args: Sequence[str] | None = None) -> int:
     """Run one galley node as an rclpy node until shutdown; returns the exit status."""
+    sigint: list[int] = []
+    previous = _record_sigint(sigint)
     rclpy.init(args=list(args) if args is not None else sys.argv)
     ros_node: rclpy.node.Node | None = None
     galley_node: Node | None = None
@@ -290,10 +316,15 @@ def run_node(node_cls: type[Node], args: Sequence[str] | None = None) -> int:
         return 2
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except RuntimeError:
+        if not sigint:  # a Ctrl-C during a message's conversion comes as this (module docstring)
+            raise
     finally:
         if galley_node is not None:
             galley_node.on_shutdown()
         if ros_node is not None:
             ros_node.destroy_node()
         rclpy.try_shutdown()
+        if previous is not None:  # after rclpy's, which puts back the handler it found
+            signal.signal(signal.SIGINT, previous)
     return 0
