@@ -59,6 +59,27 @@ def test_a_place_is_judged_against_the_goal_the_arm_was_given(kitchen):
     assert verdict.abort and "0.070 m from its goal" in verdict.reason
 
 
+def test_a_place_goal_that_comes_before_its_step_started_still_counts(kitchen):
+    # Under ROS 2 the monitor can take /arm/goal before the STEP_STARTED on /episode/events that
+    # the executor published first; the place was judged against the zone's centre (seen: a bowl
+    # 0.119 m from the green zone's centre, on its goal, aborted a successful episode).
+    monitor = EpisodeMonitor(kitchen)
+    green = kitchen.zone("green")
+    goal = (green.center[0] + 0.07, green.center[1])
+    on_goal = WorldState({"bowl": at(goal[0], goal[1], green.z)})
+    monitor.step_started(0, "move to the green zone", 0)
+    monitor.step_ended(0, True, S, WorldState(base=Pose2D(*green.approach)))
+    monitor.set_place_goal(*goal)
+    monitor.step_started(1, "place the bowl", S)
+    [verdict] = monitor.step_ended(1, True, 2 * S, on_goal)
+    assert verdict.passed and "from its goal" in verdict.reason
+    monitor.step_started(2, "move to the red zone", 3 * S)  # the goal was the place step's only
+    monitor.step_ended(2, True, 4 * S, WorldState(base=Pose2D(*kitchen.zone("red").approach)))
+    monitor.step_started(3, "place the bowl", 4 * S)
+    [later] = monitor.step_ended(3, True, 5 * S, on_goal)
+    assert "red zone's centre" in later.reason
+
+
 def test_the_first_failure_aborts_and_later_ones_are_not_reported(kitchen):
     monitor = EpisodeMonitor(kitchen)
     monitor.step_started(0, "pick the apple", 0)

@@ -19,6 +19,7 @@ process exited cleanly and the bag holds every topic seen in the graph.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import tempfile
@@ -169,6 +170,7 @@ class TestKitchenSim(unittest.TestCase):
     def test_3_a_step_that_cannot_succeed_gives_a_failed_result_with_its_reason(self) -> None:
         probe = self.probe
         instruction = "place what the gripper does not hold"
+        earlier = len(probe.events)  # test 2's last step was a place too
         probe.plan.publish(TaskPlan(instruction=instruction, steps=["place the bowl"]))
         self.assertTrue(probe.spin_until(lambda: probe.result_for(instruction) is not None, 60.0))
         result = probe.result_for(instruction)
@@ -176,7 +178,8 @@ class TestKitchenSim(unittest.TestCase):
         self.assertIn("pick 'bowl' first", result.step_reason[0])
 
         def aborts() -> list[Any]:  # the monitor's abort follows the executor's result
-            return [e for e in probe.events if e.kind == ABORT and e.rule and e.step == "place the bowl"]
+            new = probe.events[earlier:]
+            return [e for e in new if e.kind == ABORT and e.rule and e.step == "place the bowl"]
 
         self.assertTrue(probe.spin_until(lambda: bool(aborts()), 30.0), "the monitor published no abort")
         self.assertIn("'place the bowl' failed", aborts()[-1].reason)
@@ -197,9 +200,12 @@ class TestAfterShutdown(unittest.TestCase):
         self.assertEqual(SEEN["topics"] - recorded, set())
         self.assertGreater(counts["/diagnostics"], 0)
         self.assertGreater(counts["/task/result"], 0)
+
+    def test_ros2_bag_info_reads_the_bag(self) -> None:
         ros2 = shutil.which("ros2")
-        if ros2 is not None:
-            info = subprocess.run(
-                [ros2, "bag", "info", str(BAG)], check=False, capture_output=True, text=True, timeout=60
-            )
-            self.assertEqual(info.returncode, 0, info.stderr)
+        if ros2 is None or importlib.util.find_spec("ros2bag") is None:
+            self.skipTest("ros2 bag is not installed (rosbag2 is C++: not in PyPI's wheels)")
+        info = subprocess.run(
+            [ros2, "bag", "info", str(BAG)], check=False, capture_output=True, text=True, timeout=60
+        )
+        self.assertEqual(info.returncode, 0, info.stderr)

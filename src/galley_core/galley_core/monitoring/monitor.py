@@ -220,7 +220,10 @@ class EpisodeMonitor:
         if step.action == "move":
             self._zone = step.target
         self.step = ActiveStep(index, text, step, now_ns, self._zone)
-        self._place_goal = None
+        if step.action != "place":
+            # Not at a place step's start: under ROS 2 its goal (/arm/goal) can come before its
+            # STEP_STARTED (/episode/events), two topics that DDS does not keep in order.
+            self._place_goal = None
         if self.preflight_result is not None and not self.preflight_result[0]:
             reason = f"the simulator's preflight failed: {self.preflight_result[1]}"
             return self._conclude([_failure("preflight", reason, index, text, now_ns)])
@@ -235,9 +238,12 @@ class EpisodeMonitor:
             return []
         self.step = None
         if not succeeded:
+            self._place_goal = None
             why = f"{step.describe()} failed" + (f": {reason}" if reason else "")
             return self._conclude([_failure("step_failed", why, index, step.text, now_ns)])
-        return self._conclude([self._end_check(step, now_ns, world)])
+        verdict = self._end_check(step, now_ns, world)
+        self._place_goal = None
+        return self._conclude([verdict])
 
     def episode_done(self, now_ns: int) -> list[Verdict]:
         """The executor finished the plan: the episode ends."""
@@ -265,9 +271,10 @@ class EpisodeMonitor:
         )
 
     def set_place_goal(self, x: float, y: float) -> None:
-        """Where the running place step was asked to put the object (map frame, metres).
+        """Where the running (or the next) place step was asked to put the object (map, metres).
 
-        Without it a place is judged against the centre of the zone the base moved to last.
+        Without it a place is judged against the centre of the zone the base moved to last. The
+        goal holds until a step ends or a step other than a place starts.
         """
         self._place_goal = (x, y)
 
