@@ -17,10 +17,13 @@
 * gives TF through ``tf2_ros`` (Buffer, TransformListener, (Static)TransformBroadcaster);
 * gives the node rclpy's logger wrapped in :class:`galley_runtime.node.PerSeverityLogger`, so that no
   node trips rclpy's rule against one call site logging at two severities;
-* spins until Ctrl-C or shutdown, then calls the node's ``on_shutdown``. A Ctrl-C that lands while
-  rclpy converts a received message to Python (the conversion runs Python code, where the
-  KeyboardInterrupt is raised) reaches the executor as pybind11's ``RuntimeError: Unable to convert
-  call argument '0' to Python object``; after a SIGINT that is a shutdown too, not a crash.
+* spins until Ctrl-C or shutdown, then calls the node's ``on_shutdown``. Ctrl-C (SIGINT, also what
+  ``ros2 launch`` stops its nodes with) ends the spin between callbacks: rclpy's own handler shuts
+  the context down, and the host's Python handler only notes the signal where Python's would raise
+  KeyboardInterrupt wherever the node happens to be: inside rclpy's conversion of a taken message
+  (which then fails with pybind11's ``RuntimeError: Unable to convert call argument '0' to Python
+  object``: the monitor exited 1) or in the middle of a callback (the recorder, closing its bag
+  on an abort, left the last file unfinished).
 
 Where rclpy's parameters differ from the embedded host's, the host bridges them: a list parameter
 left unset by the params file (``key_objects: []``, which rcl cannot type) is the empty list of the
@@ -282,29 +285,26 @@ def create_node(
     return ros_node, galley_node
 
 
-def _record_sigint(received: list[int]) -> Any:
-    """Install a SIGINT handler that notes the signal and raises KeyboardInterrupt the first time.
+def _note_sigint(received: list[int]) -> Any:
+    """Install a SIGINT handler that notes the signal and leaves the stopping to rclpy's handler.
 
-    rclpy.init chains its own handler to the one installed before it, so this one still runs. A
-    second SIGINT (``ros2 launch`` stopped with Ctrl-C) is noted but does not interrupt the node's
-    shutdown, which the first one started. Returns the previous handler (None off the main
+    rclpy.init chains its handler (which shuts the context down, ending ``rclpy.spin``) to the one
+    installed before it, so this one runs after it. Returns the previous handler (None off the main
     thread, where none can be installed).
     """
     if threading.current_thread() is not threading.main_thread():
         return None
 
-    def interrupted(signum: int, frame: Any) -> None:
+    def noted(signum: int, frame: Any) -> None:
         received.append(signum)
-        if len(received) == 1:
-            raise KeyboardInterrupt
 
-    return signal.signal(signal.SIGINT, interrupted)
+    return signal.signal(signal.SIGINT, noted)
 
 
 def run_node(node_cls: type[Node], args: Sequence[str] | None = None) -> int:
     """Run one galley node as an rclpy node until shutdown; returns the exit status."""
     sigint: list[int] = []
-    previous = _record_sigint(sigint)
+    previous = _note_sigint(sigint)
     rclpy.init(args=list(args) if args is not None else sys.argv)
     ros_node: rclpy.node.Node | None = None
     galley_node: Node | None = None
@@ -317,7 +317,7 @@ def run_node(node_cls: type[Node], args: Sequence[str] | None = None) -> int:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except RuntimeError:
-        if not sigint:  # a Ctrl-C during a message's conversion comes as this (module docstring)
+        if not sigint:  # what a context shut down by SIGINT can make of a call in progress
             raise
     finally:
         if galley_node is not None:
