@@ -122,9 +122,16 @@ def test_an_abort_on_episode_events_ends_the_episode(repo, tmp_path, rule):
     aborts = host.participant("fake_monitor").create_publisher(
         "/episode/events", "galley_msgs/msg/EpisodeEvent", QoS(depth=100)
     )
-    aborts.publish(
-        messages.new("galley_msgs/msg/EpisodeEvent", kind=3, rule=rule, reason="the cup fell to the floor")
+    stale = messages.new(
+        "galley_msgs/msg/EpisodeEvent", kind=3, rule=rule, reason="the fork fell in the last episode"
     )
+    stale.header.stamp = messages.time_msg(host.time_ns - 2_500_000_000)  # before the plan began
+    aborts.publish(stale)
+    host.run_for(0.2)
+    assert not seen["result"], "an abort stamped before the plan began must not end it (DDS reorders)"
+    now = messages.new("galley_msgs/msg/EpisodeEvent", kind=3, rule=rule, reason="the cup fell to the floor")
+    now.header.stamp = messages.time_msg(host.time_ns)
+    aborts.publish(now)
     host.run_for(0.2)
     result = seen["result"][-1]
     assert not result.success and "aborted by monitor: the cup fell to the floor" in result.step_reason[0]

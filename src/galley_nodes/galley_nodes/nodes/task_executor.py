@@ -129,6 +129,7 @@ class TaskExecutorNode(Node):
         self.runner: PlanRunner | None = None
         self.instruction = ""
         self._step_start_ns = 0
+        self._plan_start_ns = 0
         self._active_seen = False
         self._place_goal: tuple[float, float, float] | None = None
         self.truth = TfGroundTruth(self, self.scene)
@@ -159,6 +160,7 @@ class TaskExecutorNode(Node):
             self.instruction = msg.instruction
             self.replans.start(steps)
         self.runner = PlanRunner(plan, self.config)
+        self._plan_start_ns = self.now_ns()
         self.log.info(f"executing {len(self.runner.plan)} steps for {msg.instruction!r}")
         self._begin()
 
@@ -246,13 +248,18 @@ class TaskExecutorNode(Node):
             self._judge(msg)
 
     def on_episode_event(self, msg: Any) -> None:
-        if msg.kind == ABORT and self.runner is not None and not self.runner.done:
-            reason = f"aborted by {msg.rule or 'the monitor'}: {msg.reason}"
-            self.log.warning(reason)
-            self.mover.stop()
-            self.runner.abort(reason, self.now_s())
-            if not self._replan(reason):
-                self._finish_episode()
+        if msg.kind != ABORT or self.runner is None or self.runner.done:
+            return
+        if messages.time_ns_from_msg(msg.header.stamp) < self._plan_start_ns:
+            # Under DDS the monitor's abort of a failed plan can arrive after the next plan began.
+            self.log.info(f"ignored an abort stamped before the plan began: {msg.reason}")
+            return
+        reason = f"aborted by {msg.rule or 'the monitor'}: {msg.reason}"
+        self.log.warning(reason)
+        self.mover.stop()
+        self.runner.abort(reason, self.now_s())
+        if not self._replan(reason):
+            self._finish_episode()
 
     def on_task_planner_status(self, msg: Any) -> None:
         stamp = messages.time_ns_from_msg(msg.header.stamp)
