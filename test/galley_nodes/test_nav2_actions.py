@@ -22,6 +22,7 @@ from galley_runtime.actions import STATUS_ABORTED, STATUS_CANCELED, STATUS_SUCCE
 from galley_runtime.conversions import transform_stamped_msg
 from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.node import Calls, Node
+from galley_runtime.qos import QoS
 
 PLAN, FOLLOW, NAVIGATE = (
     f"nav2_msgs/action/{n}" for n in ("ComputePathToPose", "FollowPath", "NavigateToPose")
@@ -226,9 +227,14 @@ def test_a_stale_pose_and_a_blocked_path_abort_with_nav2_codes(tmp_path):
 
 def test_navigate_to_pose_plans_follows_and_reports_progress(tmp_path):
     g = Graph(tmp_path)
+    shown: list[Any] = []
+    g.tool.create_subscription("/plan", "nav_msgs/msg/Path", shown.append, QoS(depth=10))
     goal = g.send("navigate_to_pose", pose=pose(3.0, 1.2, math.pi / 2))
     g.run_until_done(goal, 60.0)
     assert goal.status == STATUS_SUCCEEDED and goal.result.error_code == 0
+    # The computed path is shown on /plan (rviz, bags), as Nav2's planner_server does, and the
+    # controller does not take its own goal's path on /plan for a preemption.
+    assert len(shown) == 1 and shown[0].poses[-1].pose.position.x == pytest.approx(3.0)
     assert math.hypot(g.base.pose.x - 3.0, g.base.pose.y - 1.2) <= 0.09
     feedback = [f for h, f in g.feedback if h is goal]
     assert len(feedback) > 50

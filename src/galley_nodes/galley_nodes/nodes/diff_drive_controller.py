@@ -26,6 +26,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from galley_core.config import param, sub_config
 from galley_core.geometry import Pose2D
 from galley_core.navigation.diff_drive import (
@@ -95,8 +97,10 @@ class DiffDriveControllerNode(Node):
         self.controller.config = sub_config(DiffDriveConfig, config)
 
     def on_plan(self, msg: Any) -> None:
-        self._end_goal("ABORTED", "UNKNOWN", "preempted by a path on /plan")
         points, goal_yaw = path_from_msg(msg)
+        if self._goal is not None and self._is_current(points, goal_yaw, msg.header.frame_id):
+            return  # global_planner shows the path of this goal on /plan, as Nav2's planner_server does
+        self._end_goal("ABORTED", "UNKNOWN", "preempted by a path on /plan")
         stamp = messages.time_ns_from_msg(msg.header.stamp) * 1e-9
         if len(points) == 0:
             self._path = None  # withdraws the path: the next tick reports CANCELED
@@ -121,11 +125,24 @@ class DiffDriveControllerNode(Node):
         if len(points) == 0:
             self._abort(handle, "INVALID_PATH", "the goal's path has no poses; send a path from a planner")
             return None
-        self._path = FollowedPath(points, goal_yaw)
+        ctrl = self.controller
+        following = self._path is ctrl.current and ctrl.state == ControllerState.ACTIVE
+        if not (following and self._is_current(points, goal_yaw, request.path.header.frame_id)):
+            self._path = FollowedPath(points, goal_yaw)  # else the path from /plan goes on, not restarted
         self._path_frame = request.path.header.frame_id
         self._goal_id = f"follow_path goal to ({points[-1][0]:.2f}, {points[-1][1]:.2f})"
         self._goal, self._progress = handle, None
         return None
+
+    def _is_current(self, points: Any, goal_yaw: float | None, frame: str) -> bool:
+        """Whether ``points`` and ``goal_yaw`` in ``frame`` are the path being followed now."""
+        path = self._path
+        return (
+            path is not None
+            and frame == self._path_frame
+            and path.goal_yaw == goal_yaw
+            and bool(np.array_equal(path.waypoints, points))
+        )
 
     def on_follow_path_cancel(self, handle: ServerGoal) -> None:
         if handle is self._goal:

@@ -157,6 +157,7 @@ class GlobalPlannerNode(Node):
             self._end(handle, _NAV2_CODE.get(result.code, "UNKNOWN"), result.reason)
             return
         path = path_msg(result.waypoints, c.map_frame, self.now_ns(), goal.theta)
+        self.publish("plan", path)  # for rviz and the bags, as Nav2's planner_server publishes its paths
         handle.succeed(self._result(path=path, planning_time=_duration(result.planning_time_s)))
 
     def _result(self, **fields: Any) -> Any:
