@@ -130,6 +130,9 @@ def main() -> None:
     parser.add_argument("--size", default="lowdim-mlp", choices=sorted(SIZES))
     parser.add_argument("--observation", default="goal", choices=("goal", "kitchen_r", "proprio"))
     parser.add_argument("--actions", default="delta", choices=("delta", "absolute"))
+    parser.add_argument(
+        "--move-done", type=float, default=0.10, help="no move frame this near its goal is trained on (m)"
+    )
     parser.add_argument("--train-steps", type=int, default=4000)
     parser.add_argument("--train-minutes", type=float, default=0.0, help="> 0: train this long instead")
     parser.add_argument("--eval-episodes", type=int, default=10, help="held-out (and training) episodes")
@@ -156,12 +159,14 @@ def main() -> None:
     collect_min = (time.perf_counter() - start) / 60.0
 
     run, dataset = (
-        out / f"run_{args.size}_{args.observation}_{args.actions}",
-        out / f"dataset_{args.observation}_{args.actions}",
+        out / f"run_{args.size}_{args.observation}_{args.actions}_{args.move_done:g}",
+        out / f"dataset_{args.observation}_{args.actions}_{args.move_done:g}",
     )
     if not (dataset / "meta.json").exists():
         cameras = ("base", "wrist") if SIZES[args.size].cameras else ()
-        config = DatasetConfig(cameras=cameras, observation=args.observation, actions=args.actions)
+        config = DatasetConfig(
+            cameras=cameras, observation=args.observation, actions=args.actions, move_done_m=args.move_done
+        )
         build_dataset(collection, dataset, config, workers=args.workers)
     steps = args.train_steps
     if args.train_minutes > 0:  # measure the rate on a short run, then train for the time asked

@@ -77,6 +77,7 @@ class DiffusionPolicyNode(Node):
         Subscribes("odom", "nav_msgs/msg/Odometry", "on_odom", QoS(depth=5)),
         Subscribes("episode/events", "galley_msgs/msg/EpisodeEvent", "on_episode_event", QoS(depth=100)),
         Subscribes("goal_pose", "geometry_msgs/msg/PoseStamped", "on_goal_pose", QoS(depth=5)),
+        Subscribes("plan", "nav_msgs/msg/Path", "on_plan", QoS(depth=5)),
         Subscribes("arm/goal", "galley_msgs/msg/ArmGoal", "on_arm_goal", QoS(depth=5)),
     )
     publishes = (
@@ -132,6 +133,10 @@ class DiffusionPolicyNode(Node):
 
     def on_goal_pose(self, msg: Any) -> None:
         self.goals.on_goal_pose(msg)
+        self._refresh_goal()
+
+    def on_plan(self, msg: Any) -> None:
+        self.goals.on_plan(msg)
         self._refresh_goal()
 
     def on_arm_goal(self, msg: Any) -> None:
