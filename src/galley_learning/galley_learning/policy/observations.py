@@ -6,7 +6,8 @@ functions, so that training and acting see the same numbers:
 * :func:`gripper_opening`: finger positions -> opening 0 (closed) .. 1 (open);
 * :func:`policy_state`: the state vector of an observation preset (``OBSERVATIONS``);
 * :class:`GoalTracker` and :func:`goal_features`: the running step's target in the robot's frame,
-  from the sources the oracle nodes use (the executor's /goal_pose and /arm/goal, TF);
+  from the sources the oracle nodes use (the executor's /goal_pose and /arm/goal, the planner's
+  /plan, TF);
 * :func:`encode_actions` / :func:`decode_action`: Kitchen-R's absolute action points to and from
   the action kind the policy learns (``ACTIONS``).
 
@@ -18,11 +19,13 @@ Observation presets:
 * ``goal`` (beyond Kitchen-R): the proprioceptive part (the end-effector pose in ``base_link``, the
   gripper opening, the base pose in ``odom``; not its velocity, which the oracle's next command
   nearly equals, so that a policy seeing it learns to copy it) and the step's target in the
-  robot's frame (:func:`goal_features`): a move's goal pose relative to ``base_link``; a pick's
-  object, a place's target point, relative to ``base_link`` and to the end-effector. The oracle's
-  commands are functions of exactly these (Theta* and the controller follow the goal pose from the
-  base pose; the pick-and-place machine places its phase targets in the object's frame), so the
-  mapping the policy learns is a function of what it sees. The zones are not in the robot cameras'
+  robot's frame (:func:`goal_features`): a move's goal pose relative to ``base_link`` and two
+  points of the global planner's /plan (:func:`path_point`: the waypoint the path follower steers
+  to, and one about 1 m on); a pick's object, a place's target point, relative to ``base_link`` and
+  to the end-effector. The oracle's commands are functions of exactly these (the controller steers
+  to /plan's waypoints, not along the line to the goal, which may cross furniture; the
+  pick-and-place machine places its phase targets in the object's frame), so the mapping the
+  policy learns is a function of what it sees. The zones are not in the robot cameras'
   view and the step text names a zone, not where it is from the robot.
 * ``proprio``: ``goal`` without the target (the step kind stays): an ablation, to show what the
   target adds.
