@@ -1,8 +1,9 @@
 """``diffusion_policy``: a trained diffusion policy driving base and arm in place of the oracle nodes.
 
-Replaces the global planner, the diff-drive controller and the arm controller (Kitchen-R's
-"policy" evaluation mode). Subscribes the base and wrist cameras, /joint_states, /odom and
-/episode/events (the plan step now running: the decomposed task text). At ``rate_hz`` (the rate
+Replaces the diff-drive controller and the arm controller (Kitchen-R's "policy" evaluation mode
+replaces the global planner too; galley keeps it, for the `goal` observation's points of /plan).
+Subscribes the base and wrist cameras, /joint_states, /odom and /episode/events (the plan step
+now running: the decomposed task text). At ``rate_hz`` (the rate
 the policy was trained at) it keeps the last ``obs_horizon`` observations; when its queue of actions
 is empty it samples an action chunk (``horizon`` actions) and queues the first ``action_steps``.
 Each action is Kitchen-R's action point: (v, ω) go to /cmd_vel; the end-effector pose
@@ -13,10 +14,10 @@ Between steps (no step running) it commands zero velocity and holds the arm. The
 judges the steps on ground truth (its ``completion: criteria``); this node reports no status.
 
 The observation is the run's preset (galley_learning.policy.observations): for ``goal`` the node
-also follows the executor's /goal_pose and /arm/goal and looks up ``map -> base_link`` and
-``map -> object/<name>`` in TF, as the oracle nodes do. A low-dimensional run (no cameras) needs no
-camera topics. Every conversion (state, gripper opening, delta actions back to targets) is the
-one training used.
+also follows the executor's /goal_pose and /arm/goal and the planner's /plan, and looks up
+``map -> base_link`` and ``map -> object/<name>`` in TF, as the oracle nodes do. A
+low-dimensional run (no cameras) needs no camera topics. Every conversion (state, gripper
+opening, delta actions back to targets) is the one training used.
 """
 
 from __future__ import annotations
