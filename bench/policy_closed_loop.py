@@ -170,8 +170,12 @@ def main() -> None:
         build_dataset(collection, dataset, config, workers=args.workers)
     steps = args.train_steps
     if args.train_minutes > 0:  # measure the rate on a short run, then train for the time asked
-        probe = train(dataset, run, TrainConfig(size=args.size, steps=50, device="cpu", cpu_threads=1))
-        steps = max(50, int(50 / probe["train_seconds"] * args.train_minutes * 60.0))
+        marks: list[tuple[int, float]] = []  # (step, seconds) from step 10 on: no start-up in the rate
+        probe = TrainConfig(size=args.size, steps=100, device="cpu", cpu_threads=1)
+        train(dataset, run, probe, progress=lambda s, n, loss, secs: marks.append((s, secs)))
+        if len(marks) >= 2:  # none: the run had trained past the probe before (resumed)
+            (s0, t0), (s1, t1) = marks[0], marks[-1]
+            steps = max(100, int((s1 - s0) / max(t1 - t0, 1e-6) * args.train_minutes * 60.0))
     trained = train(
         dataset,
         run,
