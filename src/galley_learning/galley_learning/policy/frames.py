@@ -173,6 +173,12 @@ def episode_frames(
     absolute = np.concatenate([cmd, target_p, target_q, grip_cmd[:, None]], axis=1)
     steps = data["step"].astype(str)
     goal = goal_rows(bag, data["t_s"], steps, ee_p)
+    moves = np.char.startswith(steps, "move ")
+    if observation != "kitchen_r" and moves.any() and not goal[moves, GOAL_NAMES.index("goal_dist")].any():
+        raise ValueError(
+            f"bag {bag} has move steps but no /goal_pose; record the oracle with task_executor.move_with: "
+            "goal_pose (galley collect's params.yaml sets it)"
+        )
     state = policy_state(observation, ee_p=ee_p, ee_q=ee_q, gripper=gripper, odom=data["odom"], goal=goal)
 
     size = None if image_size is None else (int(image_size[0]), int(image_size[1]))
