@@ -123,7 +123,8 @@ def test_delta_actions_are_relative_and_decode_to_the_same_target() -> None:
     ee_q = np.roll(Rotation.random(n, random_state=1).as_quat(), 1, axis=1)
     target_q = np.roll(Rotation.random(n, random_state=2).as_quat(), 1, axis=1)
     target_q *= np.where(target_q[:, :1] < 0, -1.0, 1.0)
-    absolute = np.concatenate([rng.normal(size=(n, 2)), target_p, target_q, rng.uniform(size=(n, 1))], axis=1)
+    gripper = rng.integers(0, 2, size=(n, 1))  # the oracle's commands: open 1 or closed 0
+    absolute = np.concatenate([rng.normal(size=(n, 2)), target_p, target_q, gripper], axis=1)
     delta = encode_actions("delta", absolute, ee_p, ee_q)
     np.testing.assert_allclose(delta[:, 2:5], target_p - ee_p)
     np.testing.assert_array_equal(delta[:, [0, 1, 9]], absolute[:, [0, 1, 9]])
@@ -133,3 +134,10 @@ def test_delta_actions_are_relative_and_decode_to_the_same_target() -> None:
     still = encode_actions("delta", np.concatenate([[0, 0], ee_p[0], ee_q[0], [1]])[None], ee_p[:1], ee_q[:1])
     np.testing.assert_allclose(still[0, 2:9], [0, 0, 0, 1, 0, 0, 0], atol=1e-12)
     np.testing.assert_array_equal(encode_actions("absolute", absolute, ee_p, ee_q), absolute)
+
+
+def test_a_learned_gripper_command_opens_or_closes() -> None:
+    for kind in ("absolute", "delta"):
+        for learned, command in ((0.88, 1.0), (0.5, 1.0), (0.3, 0.0), (-0.1, 0.0)):
+            action = np.array([0, 0, 0, 0, 0, 1, 0, 0, 0, learned])
+            assert decode_action(kind, action, np.zeros(3), [1.0, 0, 0, 0])[9] == command

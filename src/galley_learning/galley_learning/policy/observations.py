@@ -79,6 +79,7 @@ OBSERVATIONS = ("kitchen_r", "goal", "proprio")
 ACTIONS = ("absolute", "delta")
 STEP_KINDS = ("move", "pick", "place")
 FINGER_OPEN_M = 0.04  # galley_mm's finger travel: 0 (closed) to 0.04 m each
+GRIPPER_SPLIT = 0.5  # a learned gripper command at or above this opens the gripper, below closes it
 ARM_PICK, ARM_PLACE = 0, 1  # galley_msgs/ArmGoal's action constants
 
 _TEN = ("dx", "dy", "dz", "r11", "r21", "r31", "r12", "r22", "r32", "gripper")
@@ -322,8 +323,14 @@ def encode_actions(kind: str, action: F64, ee_p: F64, ee_q: F64) -> F64:
 
 
 def decode_action(kind: str, action: Any, ee_p: Any, ee_q: Any) -> F64:
-    """One learned action (10,) as Kitchen-R's absolute action point, at the measured pose ``ee_p, ee_q``."""
+    """One learned action (10,) as Kitchen-R's absolute action point, at the measured pose ``ee_p, ee_q``.
+
+    The gripper command is made open (1) or closed (0), as the oracle's always is: a regression's
+    0.88 partly closes the gripper, the policy then sees a gripper that only a pick closes, and
+    predicts it closing on (measured: closed within 4 s of a move's start).
+    """
     a = np.asarray(action, dtype=float).reshape(1, -1).copy()
+    a[0, 9] = 1.0 if a[0, 9] >= GRIPPER_SPLIT else 0.0
     if kind == "absolute":
         return a[0]
     if kind != "delta":
