@@ -130,6 +130,9 @@ def main() -> None:
     parser.add_argument("--size", default="lowdim-mlp", choices=sorted(SIZES))
     parser.add_argument("--observation", default="goal", choices=("goal", "kitchen_r", "proprio"))
     parser.add_argument("--actions", default="delta", choices=("delta", "absolute"))
+    parser.add_argument(
+        "--move-done", type=float, default=0.10, help="no move frame this near its goal is trained on (m)"
+    )
     parser.add_argument("--train-steps", type=int, default=4000)
     parser.add_argument("--train-minutes", type=float, default=0.0, help="> 0: train this long instead")
     parser.add_argument("--eval-episodes", type=int, default=10, help="held-out (and training) episodes")
@@ -156,17 +159,23 @@ def main() -> None:
     collect_min = (time.perf_counter() - start) / 60.0
 
     run, dataset = (
-        out / f"run_{args.size}_{args.observation}_{args.actions}",
-        out / f"dataset_{args.observation}_{args.actions}",
+        out / f"run_{args.size}_{args.observation}_{args.actions}_{args.move_done:g}",
+        out / f"dataset_{args.observation}_{args.actions}_{args.move_done:g}",
     )
     if not (dataset / "meta.json").exists():
         cameras = ("base", "wrist") if SIZES[args.size].cameras else ()
-        config = DatasetConfig(cameras=cameras, observation=args.observation, actions=args.actions)
+        config = DatasetConfig(
+            cameras=cameras, observation=args.observation, actions=args.actions, move_done_m=args.move_done
+        )
         build_dataset(collection, dataset, config, workers=args.workers)
     steps = args.train_steps
     if args.train_minutes > 0:  # measure the rate on a short run, then train for the time asked
-        probe = train(dataset, run, TrainConfig(size=args.size, steps=50, device="cpu", cpu_threads=1))
-        steps = max(50, int(50 / probe["train_seconds"] * args.train_minutes * 60.0))
+        marks: list[tuple[int, float]] = []  # (step, seconds) from step 10 on: no start-up in the rate
+        probe = TrainConfig(size=args.size, steps=100, device="cpu", cpu_threads=1)
+        train(dataset, run, probe, progress=lambda s, n, loss, secs: marks.append((s, secs)))
+        if len(marks) >= 2:  # none: the run had trained past the probe before (resumed)
+            (s0, t0), (s1, t1) = marks[0], marks[-1]
+            steps = max(100, int((s1 - s0) / max(t1 - t0, 1e-6) * args.train_minutes * 60.0))
     trained = train(
         dataset,
         run,

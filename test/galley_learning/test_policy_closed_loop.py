@@ -83,13 +83,16 @@ def test_a_policy_that_sees_its_goal_drives_to_it_and_one_that_does_not_does_not
     collection: Path, tmp_path: Path
 ) -> None:
     start, end = _distances(_trained_and_evaluated(collection, tmp_path, "goal"))
-    # Held-out seeds: the base ends nearer its goal than it started (measured: 2.56 -> 0.09 m,
-    # arrived; 6.05 -> 5.28; 3.31 -> 2.45 in the 30 s a step has here).
-    assert np.sum(end < start - 0.3) >= EVAL_EPISODES - 1
+    # Held-out seeds: the base arrives within Kitchen-R's 0.10 m where the 30 s a step has here
+    # allow it, and every episode ends nearer its goal (measured: 2.56 -> 0.087 m and 3.31 ->
+    # 0.092, arrived; 6.05 -> 3.45 after 30 s). Before the policy saw /plan and stopped training
+    # on the oracle's turn in place after arrival, one of the three arrived (0.09, 5.28, 2.45 m).
+    assert np.sum(end <= 0.10) >= EVAL_EPISODES - 1
+    assert np.all(end < start - 0.3)
     # The control learns from the same episodes without the step's target: it cannot know where
-    # the zone is, and gets much less near (measured: 1.04, 6.41, 2.79 m; 0.56 m nearer on
-    # average against the goal policy's 1.36).
+    # the zone is, arrives nowhere, and gets much less near (measured: 0.91, 5.09, 2.96 m).
     control_start, control_end = _distances(_trained_and_evaluated(collection, tmp_path, "proprio"))
     np.testing.assert_allclose(control_start, start)  # the same episodes
+    assert not np.any(control_end <= 0.10)
     assert (control_start - control_end).mean() < (start - end).mean() - 0.4
     assert control_end.mean() > end.mean() + 0.4

@@ -53,6 +53,34 @@ def test_move_goal_is_seen_from_the_base() -> None:
     assert not goal_features("pick", (1.0, 0.0, 0.0, 0.0), tracker, {}, np.zeros(3))[3:].any()
 
 
+def _path_msg(points: list[tuple[float, float]]) -> Msg:
+    return Msg(poses=[Msg(pose=_pose_msg(x, y, 0.0, 0.0)) for x, y in points])
+
+
+def test_move_sees_the_planned_path_the_controller_steers_by() -> None:
+    tracker = GoalTracker()
+    tracker.on_goal_pose(Msg(pose=_pose_msg(2.0, 2.0, 0.0, 0.0)))
+    # an L-shaped path: 2 m along +x, then 2 m along +y; waypoints every 0.25 m
+    leg = np.arange(0.0, 2.01, 0.25)
+    tracker.on_plan(_path_msg([(x, 0.0) for x in leg] + [(2.0, y) for y in leg[1:]]))
+    base = (1.9, 0.0, 0.0, 0.0)  # near the corner, facing +x
+    f = dict(zip(GOAL_NAMES, goal_features("move", base, tracker, {}, np.zeros(3)), strict=True))
+    # nearest waypoint (2, 0) is 0.1 m away: steer to the first one 0.35 m on, (2, 0.5), to the left
+    assert (f["path_x"], f["path_y"]) == pytest.approx((0.1, 0.5))
+    assert math.atan2(f["path_sin"], f["path_cos"]) == pytest.approx(math.atan2(0.5, 0.1))
+    assert (f["path_far_x"], f["path_far_y"]) == pytest.approx((0.1, 1.0))
+    # the straight line to the goal says otherwise: (0.1, 2.0)
+    assert (f["goal_x"], f["goal_y"]) == pytest.approx((0.1, 2.0))
+    # at the path's end both points are its last waypoint
+    f = dict(zip(GOAL_NAMES, goal_features("move", (2.0, 1.9, 0, 0), tracker, {}, np.zeros(3)), strict=True))
+    assert (f["path_x"], f["path_y"], f["path_far_x"]) == pytest.approx((0.0, 0.1, 0.0), abs=1e-12)
+    # a new goal drops the old path until the planner answers; an empty path cancels
+    tracker.on_goal_pose(Msg(pose=_pose_msg(0.0, 0.0, 0.0, 0.0)))
+    assert not goal_features("move", base, tracker, {}, np.zeros(3))[GOAL_NAMES.index("path_x") :].any()
+    tracker.on_plan(_path_msg([]))
+    assert tracker.goal.path is None
+
+
 def test_pick_and_place_targets_from_the_base_and_the_end_effector() -> None:
     tracker = GoalTracker()
     tracker.on_arm_goal(Msg(action=0, object_name="bowl", target_pose=Msg(pose=_pose_msg(0, 0, 0, 0))))
@@ -95,7 +123,8 @@ def test_delta_actions_are_relative_and_decode_to_the_same_target() -> None:
     ee_q = np.roll(Rotation.random(n, random_state=1).as_quat(), 1, axis=1)
     target_q = np.roll(Rotation.random(n, random_state=2).as_quat(), 1, axis=1)
     target_q *= np.where(target_q[:, :1] < 0, -1.0, 1.0)
-    absolute = np.concatenate([rng.normal(size=(n, 2)), target_p, target_q, rng.uniform(size=(n, 1))], axis=1)
+    gripper = rng.integers(0, 2, size=(n, 1))  # the oracle's commands: open 1 or closed 0
+    absolute = np.concatenate([rng.normal(size=(n, 2)), target_p, target_q, gripper], axis=1)
     delta = encode_actions("delta", absolute, ee_p, ee_q)
     np.testing.assert_allclose(delta[:, 2:5], target_p - ee_p)
     np.testing.assert_array_equal(delta[:, [0, 1, 9]], absolute[:, [0, 1, 9]])
@@ -105,3 +134,10 @@ def test_delta_actions_are_relative_and_decode_to_the_same_target() -> None:
     still = encode_actions("delta", np.concatenate([[0, 0], ee_p[0], ee_q[0], [1]])[None], ee_p[:1], ee_q[:1])
     np.testing.assert_allclose(still[0, 2:9], [0, 0, 0, 1, 0, 0, 0], atol=1e-12)
     np.testing.assert_array_equal(encode_actions("absolute", absolute, ee_p, ee_q), absolute)
+
+
+def test_a_learned_gripper_command_opens_or_closes() -> None:
+    for kind in ("absolute", "delta"):
+        for learned, command in ((0.88, 1.0), (0.5, 1.0), (0.3, 0.0), (-0.1, 0.0)):
+            action = np.array([0, 0, 0, 0, 0, 1, 0, 0, 0, learned])
+            assert decode_action(kind, action, np.zeros(3), [1.0, 0, 0, 0])[9] == command

@@ -23,8 +23,9 @@ from galley_cli.collect import CollectConfig, collect
 from galley_cli.main import main
 from galley_core.config import ConfigError
 from galley_core.tasks.suite import load_suite
-from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset, find_bags
+from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset, find_bags, sampled_frames
 from galley_learning.policy.frames import ACTION_NAMES, STATE_NAMES, episode_frames
+from galley_learning.policy.observations import GOAL_NAMES, state_names
 from galley_learning.policy.runtime import PolicyRunner
 from galley_learning.policy.train import TrainConfig, heldout_mse, train
 from galley_runtime.config_files import config_dirs
@@ -224,8 +225,24 @@ def test_policy_node_sees_what_training_sees(
         for camera, images in chunk["images"].items():
             np.testing.assert_array_equal(images[-1], frames.images[camera][k])
         np.testing.assert_allclose(chunk["chunk"][0, :2], frames.action[k, :2], atol=1e-6)
-    # The step's target came through: the executor's goal, seen from the robot, in both.
-    assert np.abs(np.stack([c["state"][-1] for c in seen])[:, -13:-8]).max() > 0.1
+    # The step's target came through: the executor's goal and the planner's path, seen from the
+    # robot, in both.
+    names = state_names(config.observation)
+    last = np.stack([c["state"][-1] for c in seen])
+    assert np.abs(last[:, [names.index(n) for n in ("goal_x", "goal_y", "goal_dist")]]).max() > 0.1
+    assert np.abs(last[:, [names.index(n) for n in ("path_x", "path_y", "path_far_x")]]).max() > 0.1
+
+
+def test_a_move_is_not_trained_on_after_it_arrived() -> None:
+    g = np.zeros((5, len(GOAL_NAMES)))
+    col = GOAL_NAMES.index
+    g[:4, col("is_move")] = 1.0
+    g[1:4, col("goal_cos")] = 1.0  # frame 0: no goal yet; frame 4: a pick
+    g[:, col("goal_dist")] = [0.0, 0.5, 0.1, 0.07, 0.0]
+    assert sampled_frames(g, 0.10).tolist() == [True, True, False, False, True]
+    assert sampled_frames(g, 0.0).all()
+    with pytest.raises(ValueError, match="move_done_m"):
+        DatasetConfig(move_done_m=-1.0)
 
 
 def test_policy_node_names_a_missing_run(tmp_path: Path) -> None:

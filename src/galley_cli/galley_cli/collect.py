@@ -93,6 +93,9 @@ def _params_yaml(config: CollectConfig) -> str:
         "# An interrupted episode is recorded again, never kept: one bag file per episode, no splits.\n"
         "# /clock repeats the bag's own timestamps (one message in five): play with --clock instead.\n"
         "recorder:\n  ros__parameters:\n    split_period_s: 3600.0\n    exclude_topics: [/clock]\n"
+        "# The oracle drives to /goal_pose along the planner's /plan, the topics a learned policy's\n"
+        "# `goal` observation reads (galley_learning.policy.observations), not by navigate_to_pose.\n"
+        "task_executor:\n  ros__parameters:\n    move_with: goal_pose\n"
     )
 
 

@@ -51,6 +51,7 @@ def _run(args: argparse.Namespace) -> int:
                     cameras=("base", "wrist") if images else (),  # low-dim: no images to read
                     observation=args.observation,
                     actions=args.actions,
+                    move_done_m=args.move_done,
                 )
                 meta = build_dataset(
                     data,
@@ -112,6 +113,14 @@ def add_parser(sub: Any) -> None:
         choices=("delta", "absolute"),
         default="delta",
         help="end-effector targets relative to the current pose (delta, default) or in base_link (absolute)",
+    )
+    p.add_argument(
+        "--move-done",
+        type=float,
+        default=0.10,
+        metavar="M",
+        help="train on no move frame within M metres of its goal: the executor ends a policy's move "
+        "there, and the oracle's turn in place after it teaches stopping short (default: 0.10; 0: all)",
     )
     p.add_argument(
         "--steps", type=whole_number(1), default=2000, help="gradient steps in total (default: 2000)"

@@ -138,7 +138,8 @@ NODES: tuple[StackNode, ...] = (
     StackNode("sim", DRIVEN, when="mujoco"),
     StackNode("scene_markers", KITCHEN, when="markers"),
     StackNode("map_server", DRIVEN),
-    StackNode("global_planner", DRIVEN, when="oracle"),
+    # the policy too: its `goal` observation holds points of the planner's /plan (galley_learning)
+    StackNode("global_planner", DRIVEN),
     StackNode("diff_drive_controller", DRIVEN, when="oracle"),
     StackNode("navigator", DRIVEN, when="oracle"),  # navigate_to_pose, for rviz2 and Nav2's clients
     StackNode("arm_controller", KITCHEN, when="oracle"),
@@ -222,7 +223,7 @@ UNPRODUCED: tuple[Unproduced, ...] = (
         Unproduced(
             topic, "the oracle nodes' status; a policy's steps are judged on ground truth", when="policy"
         )
-        for topic in ("/navigation/status", "/planner/status", "/arm/status")
+        for topic in ("/navigation/status", "/arm/status")
     ),
     Unproduced("/arm/joint_command", "nothing drives the arm in the tour", graph="tour"),
     Unproduced("/sim/teleport", "the task executor's teleport_on_failure, absent in the tour", graph="tour"),

@@ -13,12 +13,14 @@ file                        shape, dtype        content
                                                 or delta (``config.actions``)
 ``step.npy``                (N,) int16          index into ``meta.json``'s ``steps``; -1 none
 ``episode_ends.npy``        (E,) int64          one past each episode's last frame
+``sampled.npy``             (N,) bool           whether a training window may end at the frame
 ``meta.json``                                   settings, step texts, episodes (bag, split),
                                                 normalisation statistics of state and action
 ==========================  ==================  =============================================
 
 The statistics (min, max, mean, std per dimension, over the training episodes) are saved with the
-data: the policy normalises with them in training and in the node. A fixed share of the episodes
+data: the policy normalises with them in training and in the node. A move's frames once the base is
+within ``move_done_m`` of its goal are not sampled (see :func:`sampled_frames`). A fixed share of the episodes
 (``val_fraction``, chosen by a seeded shuffle) is held out for the MSE of Kitchen-R's eq. (2).
 """
 
@@ -38,10 +40,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from galley_learning.policy.frames import ACTION_NAMES, CAMERAS, episode_frames
-from galley_learning.policy.observations import ACTIONS, OBSERVATIONS, state_names
+from galley_learning.policy.observations import ACTIONS, GOAL_NAMES, OBSERVATIONS, state_names
 from galley_runtime.recording.staging import interrupted_bags, interrupted_error, is_staging, staged_splits
 
-__all__ = ["DatasetConfig", "PolicyData", "build_dataset", "find_bags", "normalizer_stats"]
+__all__ = ["DatasetConfig", "PolicyData", "build_dataset", "find_bags", "normalizer_stats", "sampled_frames"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class DatasetConfig:
     seed: int = 0
     observation: str = "kitchen_r"  # the state's preset (observations.OBSERVATIONS)
     actions: str = "absolute"  # the action kind (observations.ACTIONS)
+    move_done_m: float = 0.10  # a move's frames this near its goal end no window; 0: every frame does
 
     def __post_init__(self) -> None:
         if not self.rate_hz > 0:
@@ -68,8 +71,28 @@ class DatasetConfig:
             raise ValueError(f"observation {self.observation!r}: choose {', '.join(OBSERVATIONS)}")
         if self.actions not in ACTIONS:
             raise ValueError(f"actions {self.actions!r}: choose {', '.join(ACTIONS)}")
+        if not self.move_done_m >= 0.0:
+            raise ValueError(f"move_done_m = {self.move_done_m} must be >= 0 (0: train on every frame)")
         if not 0.0 <= self.val_fraction < 1.0:
             raise ValueError(f"val_fraction = {self.val_fraction} must be in [0, 1)")
+
+
+def sampled_frames(goal: NDArray[Any], move_done_m: float) -> NDArray[np.bool_]:
+    """Frames a training window may end at: all but a move's once its goal is within ``move_done_m``.
+
+    ``goal`` holds :func:`~galley_learning.policy.observations.goal_features` rows. The executor
+    ends a policy's move as soon as the base is within ``nav_success_radius_m`` (0.10 m; completion
+    'criteria'), so what the oracle does after arriving is never asked of the policy: its
+    controller stops at 0.09 m and turns in place to the goal heading, for up to 20 s, and these
+    standing frames outnumber the approach's last 0.3 m about five to one. A regression trained on
+    them learns to slow down well before 0.09 m, and stopped 0.14 to 0.17 m short in closed loop.
+    The windows ending before arrival keep the stop in their action chunks.
+    """
+    g = np.asarray(goal, dtype=float)
+    col = {n: i for i, n in enumerate(GOAL_NAMES)}
+    has_goal = np.hypot(g[:, col["goal_cos"]], g[:, col["goal_sin"]]) > 0.5
+    arrived = (g[:, col["is_move"]] == 1.0) & has_goal & (g[:, col["goal_dist"]] <= move_done_m)
+    return ~arrived
 
 
 def find_bags(collection: str | Path) -> list[Path]:
@@ -190,6 +213,7 @@ def _read_episode(bag: Path, part: Path, config: DatasetConfig) -> int:
         state=frames.state.astype(np.float32),
         action=frames.action.astype(np.float32),
         step_text=np.asarray(frames.step, dtype=str),
+        sampled=sampled_frames(frames.goal, config.move_done_m),
         **{f"images_{c}": frames.images[c] for c in cameras},
     )
     return len(frames)
@@ -280,6 +304,7 @@ class PolicyData:
     step: NDArray[np.int16]
     episode_ends: NDArray[np.int64]
     splits: list[str] = field(default_factory=list)
+    sampled: NDArray[np.bool_] | None = None  # where a training window may end; None: every frame
 
     @classmethod
     def open(cls, root: str | Path) -> PolicyData:
@@ -304,6 +329,7 @@ class PolicyData:
             step=load("step"),
             episode_ends=np.load(root / "episode_ends.npy"),
             splits=[e["split"] for e in meta["episodes"]],
+            sampled=load("sampled") if (root / "sampled.npy").exists() else None,  # older datasets: all
         )
 
     def episode_ranges(self, split: str | Sequence[str] = ("train", "val")) -> list[tuple[int, int]]:

@@ -18,7 +18,7 @@ derives, per tick of ``rate_hz``:
 With ``observation`` other than ``kitchen_r`` the state is that preset's, and with ``actions``
 ``delta`` the end-effector part of the action is relative to the measured pose (the conversions
 are :mod:`galley_learning.policy.observations`', which the policy node calls too). The step's
-target comes from the bag's /goal_pose, /arm/goal and /tf, the topics the oracle nodes act on.
+target comes from the bag's /goal_pose, /plan, /arm/goal and /tf, the topics the oracle nodes act on.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ F64 = NDArray[np.float64]
 CAMERAS: Mapping[str, str] = {"base": "/camera/base/image_raw", "wrist": "/camera/wrist/image_raw"}
 ACTION_NAMES = ("v", "w", "x", "y", "z", "qw", "qx", "qy", "qz", "gripper")
 STATE_NAMES = KITCHEN_R_NAMES  # the kitchen_r preset's (observations.state_names for the others)
-GOAL_TOPICS = ("/goal_pose", "/arm/goal", "/tf")
+GOAL_TOPICS = ("/goal_pose", "/plan", "/arm/goal", "/tf")
 
 
 @dataclass
@@ -173,6 +173,12 @@ def episode_frames(
     absolute = np.concatenate([cmd, target_p, target_q, grip_cmd[:, None]], axis=1)
     steps = data["step"].astype(str)
     goal = goal_rows(bag, data["t_s"], steps, ee_p)
+    moves = np.char.startswith(steps, "move ")
+    if observation != "kitchen_r" and moves.any() and not goal[moves, GOAL_NAMES.index("goal_dist")].any():
+        raise ValueError(
+            f"bag {bag} has move steps but no /goal_pose; record the oracle with task_executor.move_with: "
+            "goal_pose (galley collect's params.yaml sets it)"
+        )
     state = policy_state(observation, ee_p=ee_p, ee_q=ee_q, gripper=gripper, odom=data["odom"], goal=goal)
 
     size = None if image_size is None else (int(image_size[0]), int(image_size[1]))
@@ -193,9 +199,9 @@ def episode_frames(
 def goal_rows(bag: str | Path, t_s: F64, steps: NDArray[np.str_], ee_p: F64) -> F64:
     """:func:`~galley_learning.policy.observations.goal_features` at the ticks ``t_s`` (seconds) of a bag.
 
-    The executor's /goal_pose and /arm/goal and the /tf transforms (map -> odom -> base_link, map
-    -> object/<name>) are held from their last message at or before each tick, as the dataset reader
-    holds every stream.
+    The executor's /goal_pose and /arm/goal, the planner's /plan and the /tf transforms (map -> odom
+    -> base_link, map -> object/<name>) are held from their last message at or before each tick, as
+    the dataset reader holds every stream.
     """
     from rosbags.rosbag2 import Reader  # noqa: PLC0415 (deferred: rosbags)
 
@@ -223,6 +229,8 @@ def goal_rows(bag: str | Path, t_s: F64, steps: NDArray[np.str_], ee_p: F64) -> 
             msg = deserialize(raw, connection.msgtype)
             if connection.topic == "/goal_pose":
                 tracker.on_goal_pose(msg)
+            elif connection.topic == "/plan":
+                tracker.on_plan(msg)
             elif connection.topic == "/arm/goal":
                 tracker.on_arm_goal(msg)
             else:

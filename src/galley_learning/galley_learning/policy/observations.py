@@ -6,7 +6,8 @@ functions, so that training and acting see the same numbers:
 * :func:`gripper_opening`: finger positions -> opening 0 (closed) .. 1 (open);
 * :func:`policy_state`: the state vector of an observation preset (``OBSERVATIONS``);
 * :class:`GoalTracker` and :func:`goal_features`: the running step's target in the robot's frame,
-  from the sources the oracle nodes use (the executor's /goal_pose and /arm/goal, TF);
+  from the sources the oracle nodes use (the executor's /goal_pose and /arm/goal, the planner's
+  /plan, TF);
 * :func:`encode_actions` / :func:`decode_action`: Kitchen-R's absolute action points to and from
   the action kind the policy learns (``ACTIONS``).
 
@@ -18,11 +19,13 @@ Observation presets:
 * ``goal`` (beyond Kitchen-R): the proprioceptive part (the end-effector pose in ``base_link``, the
   gripper opening, the base pose in ``odom``; not its velocity, which the oracle's next command
   nearly equals, so that a policy seeing it learns to copy it) and the step's target in the
-  robot's frame (:func:`goal_features`): a move's goal pose relative to ``base_link``; a pick's
-  object, a place's target point, relative to ``base_link`` and to the end-effector. The oracle's
-  commands are functions of exactly these (Theta* and the controller follow the goal pose from the
-  base pose; the pick-and-place machine places its phase targets in the object's frame), so the
-  mapping the policy learns is a function of what it sees. The zones are not in the robot cameras'
+  robot's frame (:func:`goal_features`): a move's goal pose relative to ``base_link`` and two
+  points of the global planner's /plan (:func:`path_point`: the waypoint the path follower steers
+  to, and one about 1 m on); a pick's object, a place's target point, relative to ``base_link`` and
+  to the end-effector. The oracle's commands are functions of exactly these (the controller steers
+  to /plan's waypoints, not along the line to the goal, which may cross furniture; the
+  pick-and-place machine places its phase targets in the object's frame), so the mapping the
+  policy learns is a function of what it sees. The zones are not in the robot cameras'
   view and the step text names a zone, not where it is from the robot.
 * ``proprio``: ``goal`` without the target (the step kind stays): an ablation, to show what the
   target adds.
@@ -46,13 +49,14 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from galley_core.geometry import yaw_from_quaternion
-from galley_runtime.conversions import transform_values_from_msg
+from galley_runtime.conversions import path_from_msg, transform_values_from_msg
 
 __all__ = [
     "ACTIONS",
     "FINGER_OPEN_M",
     "GOAL_NAMES",
     "OBSERVATIONS",
+    "PATH_AHEAD_M",
     "STEP_KINDS",
     "GoalTracker",
     "Planar",
@@ -61,6 +65,7 @@ __all__ = [
     "encode_actions",
     "goal_features",
     "gripper_opening",
+    "path_point",
     "planar_from_transform",
     "policy_state",
     "robot_state",
@@ -74,6 +79,7 @@ OBSERVATIONS = ("kitchen_r", "goal", "proprio")
 ACTIONS = ("absolute", "delta")
 STEP_KINDS = ("move", "pick", "place")
 FINGER_OPEN_M = 0.04  # galley_mm's finger travel: 0 (closed) to 0.04 m each
+GRIPPER_SPLIT = 0.5  # a learned gripper command at or above this opens the gripper, below closes it
 ARM_PICK, ARM_PLACE = 0, 1  # galley_msgs/ArmGoal's action constants
 
 _TEN = ("dx", "dy", "dz", "r11", "r21", "r31", "r12", "r22", "r32", "gripper")
@@ -87,7 +93,11 @@ GOAL_NAMES = (
     *("goal_x", "goal_y", "goal_cos", "goal_sin", "goal_dist"),
     *("target_x", "target_y", "target_z", "target_ee_x", "target_ee_y", "target_ee_z"),
     *("target_cos", "target_sin"),
+    *("path_x", "path_y", "path_cos", "path_sin", "path_far_x", "path_far_y"),
 )
+#: How far ahead along /plan the two path points lie: the controller's waypoint switching distance
+#: (galley_core.navigation.diff_drive's switch_distance_m, the waypoint it steers to) and further on.
+PATH_AHEAD_M = (0.35, 1.0)
 
 #: (x, y, z, yaw) of a frame in its parent, metres and radians.
 Planar = tuple[float, float, float, float]
@@ -136,6 +146,7 @@ class StepGoal:
     arm_action: int = -1  # ArmGoal.action of /arm/goal (PICK 0, PLACE 1); -1 none yet
     object_name: str = ""  # the object to pick or the held one to place
     place_target: tuple[float, float, float] | None = None  # x, y, z (m) of a PLACE's target_pose
+    path: F64 | None = None  # (N, 2) the global planner's /plan in map, for the move goal above
 
 
 class GoalTracker:
@@ -147,6 +158,13 @@ class GoalTracker:
     def on_goal_pose(self, msg: Any) -> None:
         p, q = msg.pose.position, msg.pose.orientation
         self.goal.move_goal = (p.x, p.y, yaw_from_quaternion((q.x, q.y, q.z, q.w)))
+        self.goal.path = None  # the planner answers a new goal with a new /plan
+
+    def on_plan(self, msg: Any) -> None:
+        """The global planner's path (nav_msgs/Path in map); an empty one cancels."""
+        points, _ = path_from_msg(msg)
+        finite = len(points) > 0 and bool(np.all(np.isfinite(points)))
+        self.goal.path = points if finite else None
 
     def on_arm_goal(self, msg: Any) -> None:
         self.goal.arm_action = int(msg.action)
@@ -171,6 +189,20 @@ def _in_base(base: Planar | F64, x: float, y: float) -> tuple[float, float]:
     return c * dx + s * dy, -s * dx + c * dy
 
 
+def path_point(path: F64, base_map: Planar | F64, ahead_m: float) -> tuple[float, float]:
+    """The point of ``path`` (N, 2, map) the base steers to, in base_link.
+
+    As the path follower picks its waypoint (the first one not yet within ``ahead_m``), but without
+    its memory: from the waypoint nearest the base, the first at least ``ahead_m`` away; the last
+    waypoint when none is.
+    """
+    d = np.hypot(path[:, 0] - base_map[0], path[:, 1] - base_map[1])
+    nearest = int(np.argmin(d))
+    far = np.nonzero(d[nearest:] >= ahead_m)[0]
+    x, y = path[nearest + int(far[0]) if len(far) else len(path) - 1]
+    return _in_base(base_map, float(x), float(y))
+
+
 def goal_features(
     kind: str, base_map: Planar, tracker: GoalTracker, objects: Mapping[str, Planar], ee_p: Any
 ) -> F64:
@@ -191,6 +223,11 @@ def goal_features(
         gx, gy = _in_base(base_map, goal[0], goal[1])
         heading = goal[2] - base_map[3]
         out[3:8] = (gx, gy, math.cos(heading), math.sin(heading), math.hypot(gx, gy))
+        path = tracker.goal.path
+        if path is not None:
+            (px, py), far = (path_point(path, base_map, a) for a in PATH_AHEAD_M)
+            bearing = math.atan2(py, px)
+            out[16:22] = (px, py, math.cos(bearing), math.sin(bearing), *far)
     target = tracker.target(kind, objects)
     if target is not None:
         tx, ty = _in_base(base_map, target[0], target[1])
@@ -286,8 +323,14 @@ def encode_actions(kind: str, action: F64, ee_p: F64, ee_q: F64) -> F64:
 
 
 def decode_action(kind: str, action: Any, ee_p: Any, ee_q: Any) -> F64:
-    """One learned action (10,) as Kitchen-R's absolute action point, at the measured pose ``ee_p, ee_q``."""
+    """One learned action (10,) as Kitchen-R's absolute action point, at the measured pose ``ee_p, ee_q``.
+
+    The gripper command is made open (1) or closed (0), as the oracle's always is: a regression's
+    0.88 partly closes the gripper, the policy then sees a gripper that only a pick closes, and
+    predicts it closing on (measured: closed within 4 s of a move's start).
+    """
     a = np.asarray(action, dtype=float).reshape(1, -1).copy()
+    a[0, 9] = 1.0 if a[0, 9] >= GRIPPER_SPLIT else 0.0
     if kind == "absolute":
         return a[0]
     if kind != "delta":

@@ -88,6 +88,9 @@ class Batches:
         self.index = np.concatenate(frames) if frames else np.zeros(0, dtype=np.int64)
         self.start = np.concatenate([np.full(e - s, s) for s, e in ranges]) if ranges else self.index
         self.end = np.concatenate([np.full(e - s, e) for s, e in ranges]) if ranges else self.index
+        if data.sampled is not None:  # windows end only where the dataset samples (dataset.sampled_frames)
+            keep = np.asarray(data.sampled)[self.index]
+            self.index, self.start, self.end = self.index[keep], self.start[keep], self.end[keep]
         steps = data.meta["steps"]
         self.words = [tokenize(s, config.vocabulary) for s in steps]
         self.width = max((len(w) for w in self.words), default=1)

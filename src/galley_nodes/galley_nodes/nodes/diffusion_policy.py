@@ -1,8 +1,9 @@
 """``diffusion_policy``: a trained diffusion policy driving base and arm in place of the oracle nodes.
 
-Replaces the global planner, the diff-drive controller and the arm controller (Kitchen-R's
-"policy" evaluation mode). Subscribes the base and wrist cameras, /joint_states, /odom and
-/episode/events (the plan step now running: the decomposed task text). At ``rate_hz`` (the rate
+Replaces the diff-drive controller and the arm controller (Kitchen-R's "policy" evaluation mode
+replaces the global planner too; galley keeps it, for the `goal` observation's points of /plan).
+Subscribes the base and wrist cameras, /joint_states, /odom and /episode/events (the plan step
+now running: the decomposed task text). At ``rate_hz`` (the rate
 the policy was trained at) it keeps the last ``obs_horizon`` observations; when its queue of actions
 is empty it samples an action chunk (``horizon`` actions) and queues the first ``action_steps``.
 Each action is Kitchen-R's action point: (v, ω) go to /cmd_vel; the end-effector pose
@@ -13,10 +14,10 @@ Between steps (no step running) it commands zero velocity and holds the arm. The
 judges the steps on ground truth (its ``completion: criteria``); this node reports no status.
 
 The observation is the run's preset (galley_learning.policy.observations): for ``goal`` the node
-also follows the executor's /goal_pose and /arm/goal and looks up ``map -> base_link`` and
-``map -> object/<name>`` in TF, as the oracle nodes do. A low-dimensional run (no cameras) needs no
-camera topics. Every conversion (state, gripper opening, delta actions back to targets) is the
-one training used.
+also follows the executor's /goal_pose and /arm/goal and the planner's /plan, and looks up
+``map -> base_link`` and ``map -> object/<name>`` in TF, as the oracle nodes do. A
+low-dimensional run (no cameras) needs no camera topics. Every conversion (state, gripper
+opening, delta actions back to targets) is the one training used.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class DiffusionPolicyNode(Node):
         Subscribes("odom", "nav_msgs/msg/Odometry", "on_odom", QoS(depth=5)),
         Subscribes("episode/events", "galley_msgs/msg/EpisodeEvent", "on_episode_event", QoS(depth=100)),
         Subscribes("goal_pose", "geometry_msgs/msg/PoseStamped", "on_goal_pose", QoS(depth=5)),
+        Subscribes("plan", "nav_msgs/msg/Path", "on_plan", QoS(depth=5)),
         Subscribes("arm/goal", "galley_msgs/msg/ArmGoal", "on_arm_goal", QoS(depth=5)),
     )
     publishes = (
@@ -132,6 +134,10 @@ class DiffusionPolicyNode(Node):
 
     def on_goal_pose(self, msg: Any) -> None:
         self.goals.on_goal_pose(msg)
+        self._refresh_goal()
+
+    def on_plan(self, msg: Any) -> None:
+        self.goals.on_plan(msg)
         self._refresh_goal()
 
     def on_arm_goal(self, msg: Any) -> None:
