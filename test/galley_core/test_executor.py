@@ -331,3 +331,13 @@ def test_the_place_target_keeps_footprints_apart_in_a_crowded_zone(kitchen, plac
     assert abs(x - green.center[0]) <= green.size[0] / 2 and abs(y - green.center[1]) <= green.size[1] / 2
     # the footprint stays on the counter, whose front edge is 0.22 m before the zone's centre
     assert y - kitchen.object(placed).footprint_radius > green.center[1] - 0.22
+
+
+def test_the_place_target_stays_within_the_arms_reach_of_a_base_parked_short(kitchen):
+    # The base may stop up to 10 cm short of the approach pose; the clearest corner of the purple
+    # patch is then beyond what the arm reaches top-down over the counter.
+    purple = kitchen.zone("purple")
+    robot = (purple.approach[0] - 0.1, purple.approach[1])
+    plate = (purple.center[0] - 0.06, purple.center[1])  # on the robot's side of the patch
+    x, y, _ = place_target(kitchen, "purple", "fork", {"plate": plate}, robot)
+    assert math.hypot(x - robot[0], y - robot[1]) <= 0.78
