@@ -272,3 +272,21 @@ def test_the_place_retreat_leaves_the_empty_gripper_at_carry_height_pulled_back(
     for tcp in retreat:
         if np.linalg.norm((tcp - released)[:2]) > 0.01:
             assert tcp[2] - released[2] >= config.place_retreat_height_m - 0.02
+
+
+def test_a_pick_turns_the_gripper_the_other_way_where_the_wrist_would_pass_its_limit():
+    """A fresh-suite pick: the heading nearer the gripper's lay 0.13 rad past wrist_rotate's limit."""
+    arm = load_arm(ROBOT)
+    machine = PickPlace(RmpFlow(arm, posture=POSTURE))
+    q = np.array([-0.4, -1.67, 2.34, 0.0, 0.9, -2.0])
+    apple = Transform(np.array([0.751, -0.037, 0.9]), quaternion_from_yaw(-1.6))
+    machine.start_pick("apple", GraspSpec((0.0, 0.0, 0.037)), apple, q, 0.0)
+    wrist = []
+    for k in range(1, 1500):
+        command = machine.step(k * 0.01, q, [0.04, 0.04], apple)
+        if command is None or machine.phase == "grasp":
+            break
+        q = command.positions
+        wrist.append(q[-1])
+    assert machine.phase == "grasp", machine.reason
+    assert min(wrist) > arm.lower[-1] + 0.1 and max(wrist) < arm.upper[-1] - 0.1

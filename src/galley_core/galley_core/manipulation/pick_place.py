@@ -52,6 +52,9 @@ __all__ = [
 
 F64 = NDArray[np.float64]
 
+#: A pick's wrist turn stops this far inside the last joint's limits, radians.
+_WRIST_MARGIN_RAD = 0.2
+
 
 class PickPlaceState(enum.IntEnum):
     """What the machine is doing; the values are galley_msgs/ActionStatus's states."""
@@ -107,6 +110,7 @@ class PickPlace:
         # the shoulder: the first joint point off the waist axis, for the reach test
         _, _, _, points = self.arm.link_frames(np.zeros(self.arm.dof))
         self._shoulder = points[1] if self.arm.dof > 1 else points[0]
+        self._waist_axis = points[0]
         tcp, _ = self.arm.tcp_pose(np.zeros(self.arm.dof))
         self._reach = float(np.linalg.norm(tcp - self._shoulder))
 
@@ -151,10 +155,7 @@ class PickPlace:
         above = grasp_point + np.array([0.0, 0.0, c.approach_height_m])
         if self._unreachable(above, f"{name}'s grasp point"):
             return
-        # fingers close along +-y alike: take the closing direction nearer the gripper's heading
-        current = self._tcp_closing_yaw()
-        if abs(normalize_angle(yaw + closing - current)) > math.pi / 2:
-            closing += math.pi
+        closing = self._closing_within_wrist(grasp_point, yaw + closing) - yaw
         retreat = self._retreat(grasp_point, float(position[2]), c.lift_height_m, yaw)
         self._phases = pick_phases(c, offset, closing, retreat)
         self._grasp_offset = offset
@@ -246,9 +247,37 @@ class PickPlace:
         to_shoulder = math.atan2(self._shoulder[1] - position[1], self._shoulder[0] - position[0])
         return normalize_angle(to_shoulder - yaw - math.atan2(offset[1], offset[0]))
 
-    def _tcp_closing_yaw(self) -> float:
-        _, rot = self.arm.tcp_pose(self._rmp_state.q)
+    def _tcp_closing_yaw(self, q: F64) -> float:
+        _, rot = self.arm.tcp_pose(q)
         return math.atan2(rot[1, 1], rot[0, 1])
+
+    def _closing_within_wrist(self, point: F64, closing: float) -> float:
+        """Of ``closing`` and its opposite (the fingers grip alike), the one nearer the gripper's heading.
+
+        Unless the wrist would turn past its limit for it: the wrist's turn is the heading change
+        less the waist's turn towards ``point`` (root frame), and a heading that would take the last
+        joint within ``_WRIST_MARGIN_RAD`` of its limit loses to the opposite one (an apple whose
+        nearer heading lay past the limit stalled 0.13 rad short in pre_grasp).
+        """
+        q = self._rmp_state.q
+        tcp, _ = self.arm.tcp_pose(q)
+        axis = self._waist_axis
+        waist_turn = math.atan2(point[1] - axis[1], point[0] - axis[0]) - math.atan2(
+            tcp[1] - axis[1], tcp[0] - axis[0]
+        )
+        turned = q.copy()
+        turned[-1] += 1e-3
+        heading = self._tcp_closing_yaw(q)
+        per_rad = normalize_angle(self._tcp_closing_yaw(turned) - heading) / 1e-3  # about -1 or +1
+        options = sorted(
+            ((normalize_angle(c - heading - waist_turn), c) for c in (closing, closing + math.pi)),
+            key=lambda option: abs(normalize_angle(option[1] - heading)),
+        )
+        lower, upper = self.arm.lower[-1] + _WRIST_MARGIN_RAD, self.arm.upper[-1] - _WRIST_MARGIN_RAD
+        for turn, c in options:
+            if lower <= q[-1] + turn / per_rad <= upper:
+                return c
+        return options[0][1]
 
     def _enter(self, index: int, now_s: float, object_pose: Transform | None) -> None:
         self._index = index

@@ -9,8 +9,8 @@ The node around it (``task_executor``) sends the navigation and arm goals and ca
 :mod:`galley_core.tasks.judging`'s (Kitchen-R's criteria on ground truth).
 
 :func:`move_goal` is the base pose a move step drives to; :func:`place_target` chooses where in
-a zone an object is put down: the free spot of the zone's patch farthest from the other objects
-there.
+a zone an object is put down: the spot of the zone's patch nearest the robot whose footprint keeps
+clear of the other objects' footprints.
 """
 
 from __future__ import annotations
@@ -142,31 +142,47 @@ def place_target(
     others: Mapping[str, tuple[float, float]],
     robot: tuple[float, float],
     *,
-    grid: int = 7,
+    grid: int = 9,
 ) -> tuple[float, float, float]:
     """Where to put ``obj`` down in ``zone``: (x, y, z of the surface).
 
-    Candidates lie on a ``grid`` x ``grid`` lattice over the zone's patch, kept inside it by the
-    object's footprint. Among those at least ``_PLACE_CLEARANCE_M`` from every other object (or, if
-    none is, the clearest), the one nearest the robot wins: the arm reaches it most easily.
+    Candidates lie on a ``grid`` x ``grid`` lattice over the zone's patch, the object's centre kept
+    half its footprint radius inside the patch's edges (so that the footprint stays on the surface).
+    Each is scored by the gap between the object's footprint and the nearest other object's
+    footprint (rims, not centres: a plate's 9 cm radius is most of a 30 cm patch), counted up to
+    ``_PLACE_CLEARANCE_M``; among the clearest, the one nearest the robot wins, where the arm
+    reaches it most easily. Candidates within ``_PLACE_REACH_M`` of the robot come first (a base
+    parked up to 10 cm short leaves the patch's far corners out of reach). Centre distances alone
+    put plates on top of apples and forks in crowded zones: the plate then landed tilted,
+    centimetres off, or pushed the other object off.
     """
     z = scene.zone(zone)
     radius = scene.object(obj).footprint_radius
-    half = [max(0.0, s / 2.0 - radius) for s in z.size]
+    half = [max(0.0, s / 2.0 - radius / 2.0) for s in z.size]
+    footprints = {n: _footprint(scene, n) for n in others if n != obj}
     candidates = []
     for i in range(grid):
         for j in range(grid):
             x = z.center[0] - half[0] + 2 * half[0] * i / (grid - 1)
             y = z.center[1] - half[1] + 2 * half[1] * j / (grid - 1)
-            clearance = min(
-                (math.hypot(x - ox, y - oy) for n, (ox, oy) in others.items() if n != obj), default=1e9
+            gap = min(
+                (math.hypot(x - others[n][0], y - others[n][1]) - radius - r for n, r in footprints.items()),
+                default=math.inf,
             )
-            candidates.append(
-                (min(clearance, radius + _PLACE_CLEARANCE_M), -math.hypot(x - robot[0], y - robot[1]), x, y)
-            )
-    _, _, x, y = max(candidates)
+            distance = math.hypot(x - robot[0], y - robot[1])
+            candidates.append((distance <= _PLACE_REACH_M, min(gap, _PLACE_CLEARANCE_M), -distance, x, y))
+    *_, x, y = max(candidates)
     return x, y, z.z
 
 
-#: Gap kept between a placed object's footprint and the other objects' centres, metres.
-_PLACE_CLEARANCE_M = 0.12
+def _footprint(scene: Scene, name: str) -> float:
+    """The footprint radius of object ``name``; 0 for a name the scene does not know (a point)."""
+    return scene.object(name).footprint_radius if name in scene.object_names else 0.0
+
+
+#: Gap wanted between a placed object's footprint and every other object's footprint, metres.
+_PLACE_CLEARANCE_M = 0.05
+
+#: Farthest a placed object's centre is put from the robot's centre when a nearer spot will do,
+#: metres: the arm, top-down over a 0.9 m counter, stalled 2 to 4 cm short of spots 0.84 m away.
+_PLACE_REACH_M = 0.78
