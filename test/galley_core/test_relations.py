@@ -58,7 +58,8 @@ def test_swaps_are_read_by_verb_reciprocal_symbol_or_crossed_placements_in_any_o
 NEAR = {
     "prepositions of place": ["put the apple by the bowl", "the apple should go with the bowl",
                               "move the apple beside the bowl", "set the apple down near the bowl",
-                              "apple @ bowl", "apple -> bowl", "apple > bowl", "apple w/ bowl", "take the apple over to the bowl",
+                              "apple @ bowl", "apple -> bowl", "apple > bowl", "apple w/ bowl",
+                              "take the apple over to the bowl",
                               "put the apple in with the bowl", "reunite the apple with the bowl"],
     "the other object's zone": ["bring the apple to the bowl's zone",
                                 "move the apple to the same spot as the bowl",
@@ -99,7 +100,8 @@ def test_chains_keep_their_order_and_next_to_reads_where_the_other_object_is_by_
 
 
 @pytest.mark.parametrize(
-    "text", ["swap the contents of the green and blue zones", "swap what's in the green area with the blue one"]
+    "text",
+    ["swap the contents of the green and blue zones", "swap what's in the green area with the blue one"],
 )
 def test_a_swap_of_two_zones_swaps_the_objects_that_lie_in_them(kitchen, text):
     assert _read(text, kitchen) == [Relation("swap_zones", "green", "blue")]

@@ -309,7 +309,9 @@ def canonical_tokens(text: str, scene: Scene, where: Mapping[str, str] | None = 
             out += [token, "zone"]
         elif token in ("one", "ones") and before == "zone" and len(out) > 1 and out[-2] in zones:
             continue  # "the yellow one", once a zone was named: the zone
-        elif verb_stem(token) in MOVE_VERBS and not (token == "place" and before in _PLACE_NOUN | zones | objects):
+        elif verb_stem(token) in MOVE_VERBS and not (
+            token == "place" and before in _PLACE_NOUN | zones | objects
+        ):
             out.append("move")
         elif verb_stem(token) != token:
             out.append(verb_stem(token))  # "swapping" -> "swap"

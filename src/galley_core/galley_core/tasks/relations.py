@@ -56,8 +56,11 @@ _SOURCE = frozenset({"from", "off", "out", "of", "away"})
 
 @dataclass(frozen=True)
 class Relation:
-    """``swap`` (objects a and b exchange zones), ``near`` (a goes to b's zone), ``to`` (a goes to zone
-    b), ``swap_zones`` (the objects in zones a and b exchange zones)."""
+    """What a clause asks for: kind ``swap``, ``near``, ``to`` or ``swap_zones``.
+
+    ``swap``: objects a and b exchange zones; ``near``: a goes to b's zone; ``to``: a goes to
+    zone b; ``swap_zones``: the objects in zones a and b exchange zones.
+    """
 
     kind: str
     a: str
