@@ -34,17 +34,23 @@ SWAPS = {
                          "exchange their spots: the bowl, the cup",
                          "the bowl and the cup should take each other's place",
                          "swap the bowl and the cup around"],
-    "symbols": ["bowl <-> cup", "bowl <> cup", "bowl ⇄ cup", "bowl/cup swap", "swap bowl cup"],
+    "symbols": ["swap them: the bowl and the cup", "transpose the bowl and the cup",
+                "bowl <-> cup", "bowl <> cup", "bowl ⇄ cup", "bowl/cup swap", "swap bowl cup"],
     "crossed placements": ["the bowl goes where the cup is and vice versa",
                            "move the bowl to where the cup is, and the cup to where the bowl was",
                            "put the bowl in the cup's place and the cup in the bowl's",
                            "move the bowl to the cup's zone and bring the cup back to where the bowl was",
-                           "put the bowl in place of the cup and vice versa"],
+                           "put the bowl in place of the cup and vice versa",
+                           "move the bowl to the cup's zone and bring the cup back",
+                           "the bowl to the cup's spot and the other way round",
+                           "where the cup is, put the bowl, and where the bowl is, put the cup",
+                           "the cup's place is for the bowl, and the bowl's for the cup"],
     "zones said with the objects": ["swap the bowl in the green zone with the cup in the blue zone"],
     "word orders": ["with the cup, swap the bowl", "the bowl - switch it with the cup",
                     "the bowl and the cup, could they switch places?", "the bowl? swap it with the cup",
                     "the places of the bowl and the cup: swap them"],
-    "typos": ["swithc the bowl and the cup", "the bowl and the cup shoudl change places"],
+    "typos": ["swithc the bowl and the cup", "the bowl and the cup shoudl change places",
+              "the bowl goes where the cup is and vice vera"],
 }  # fmt: skip
 
 
@@ -97,6 +103,9 @@ def test_chains_keep_their_order_and_next_to_reads_where_the_other_object_is_by_
     assert resolve(found, AT) == [("bowl", "blue"), ("cup", "green"), ("apple", "blue"), ("fork", "red")]
     first = _read("move the plate to the yellow zone and switch over the bowl and the apple", kitchen)
     assert first == [Relation("to", "plate", "yellow"), Relation("swap", "bowl", "apple")]
+    # A clause with its own target zone is no part of the relation before it.
+    last = _read("the bowl to the cup's spot and the other way round and also the fork to red", kitchen)
+    assert last == [Relation("swap", "bowl", "cup"), Relation("to", "fork", "red")]
 
 
 @pytest.mark.parametrize(

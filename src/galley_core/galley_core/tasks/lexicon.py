@@ -173,7 +173,7 @@ _FUNCTION_WORDS = (
     "also plus sep whoever anything nothing none never cancel stop halt abort undo where it they them "
     "there here fine good great hold hand able willing wanna free ready wonder wondering think suppose "
     "way love trouble rush hurry worry whenever unless wherever vice versa round interchange reverse change "
-    "places spots positions sides"
+    "places spots positions sides transpose invert permute crisscross"
 )
 #: Every word galley reads as itself (besides the scene's names).
 LEXICON = frozenset(

@@ -28,7 +28,8 @@ __all__ = ["Relation", "relations", "resolve"]
 #: Verbs and nouns of exchange: with two objects and no zone, a swap.
 SWAP_WORDS = frozenset(
     {"swap", "switch", "exchange", "trade", "interchange", "reverse", "flip", "change", "versa", "swapped",
-     "switched", "exchanged", "traded", "reversed", "swop", "<->", "replace", "replaced"}
+     "switched", "exchanged", "traded", "reversed", "swop", "<->", "replace", "replaced", "transpose",
+     "transposed", "invert", "inverted", "permute", "crisscross", "interchanged", "vice"}
 )  # fmt: skip
 #: Words after which an object's name is the object another goes next to (or to the zone of).
 _ANCHOR_CUES = frozenset({"next", "to", "with", "where", "wherever", "at", "as", "of", "holds", "contains",
@@ -164,14 +165,17 @@ def _merge(clauses: list[list[str]], objects: frozenset[str], zones: frozenset[s
             and not _targets(out[-1], zones)
             and _relation(out[-1], objects, zones) is None
         ):
-            previous = out.pop()
-            lone = [t for t in previous if t in objects]
+            lone = [t for t in out[-1] if t in objects]
             if len(lone) == 1 and any(t in _PRONOUNS for t in clause):
+                out.pop()
                 joined = [lone[0] if t in _PRONOUNS else t for t in clause]
-            elif previous[0] in _ANCHOR_CUES | {"by", "beside", "near"}:
-                joined = clause + previous  # "with the fork, swap the cup": the verb's object goes first
-            else:
-                joined = previous + clause
+            elif not _targets(clause, zones) or (_is_swap(out[-1]) and not set(clause) & objects):
+                # A clause with its own target zone stands alone, but for a swap's second zone.
+                previous = out.pop()
+                if previous[0] in _ANCHOR_CUES | {"by", "beside", "near"}:
+                    joined = clause + previous  # "with the fork, swap the cup": the verb's object goes first
+                else:
+                    joined = previous + clause
         out.append(joined)
     return out
 
@@ -189,17 +193,23 @@ def relations(tokens: Sequence[str], scene: Scene) -> list[Relation] | None:
     clauses = _merge(clauses, objects, zones)
     found: list[Relation] = []
     for clause in clauses:
+        after_near = found[-1] if found and found[-1].kind == "near" else None
+        named = [t for t in clause if t in objects]
         if not any(t in objects or t in zones for t in clause):
-            if "versa" in clause and found and found[-1].kind == "near":
-                found[-1] = Relation(
-                    "swap", found[-1].a, found[-1].b
-                )  # "... where the bowl is, and vice versa"
+            if after_near and _is_swap(
+                clause
+            ):  # "... where the bowl is, and vice versa / the other way round"
+                found[-1] = Relation("swap", after_near.a, after_near.b)
                 continue
             return None
         relation = _relation(clause, objects, zones)
-        named = [t for t in clause if t in objects]
-        if relation is None and found and found[-1].kind == "near" and named == [found[-1].b, found[-1].a]:
-            relation = Relation("near", found[-1].b, found[-1].a)  # "a in b's place and b in a's"
+        if (
+            relation is None
+            and after_near
+            and (set(named) == {after_near.a, after_near.b} or (named == [after_near.b] and "back" in clause))
+        ):
+            # "a in b's place and b in a's", "a to b's zone and b back"
+            relation = Relation("near", after_near.b, after_near.a)
         if relation is None:
             return None
         if found and relation.kind == "near" and found[-1] == Relation("near", relation.b, relation.a):

@@ -32,7 +32,8 @@ _SWAP = {
               "{A} and {B} should change places", "move {A} to where {B} is, and {B} to where {A} was",
               "trade {A} for {B}", "reverse {A} and {B}", "flip the places of {A} and {B}",
               "interchange {A} and {B}", "{A} and {B} need to swap spots", "switch over {A} and {B}",
-              "put {A} in {B}'s place and {B} in {A}'s"),
+              "put {A} in {B}'s place and {B} in {A}'s", "move {A} to {B}'s zone and bring {B} back",
+              "{A} to {B}'s spot and the other way round", "transpose {A} and {B}"),
     "polite": ("could {A} and {B} change places?", "would you mind switching {A} and {B} round?",
                "can you swap {A} with {B} for me please", "please exchange {A} and {B}, thanks",
                "i'd like {A} and {B} to swap places if that's ok",
@@ -45,7 +46,8 @@ _SWAP = {
     "other_first": ("with {B}, swap {A}", "{A} and {B}, could they switch places?",
                     "the places of {A} and {B}: swap them", "{A}? swap it with {B}",
                     "where {B} is, put {A}, and {B} where {A} was", "{A} - switch it with {B}",
-                    "{A} and {B}, switch them round"),
+                    "{A} and {B}, switch them round", "where {B} is, put {A}, and where {A} is, put {B}",
+                    "swap them: {A} and {B}", "{B}'s place is for {A}, and {A}'s for {B}"),
 }  # fmt: skip
 _NEAR = {
     "plain": ("put {A} by {B}", "{A} should go with {B}", "wherever {B} is, put {A} there too",
