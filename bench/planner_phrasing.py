@@ -2,7 +2,8 @@
 
 Usage::
 
-    python bench/planner_phrasing.py [--quick] [--weights PT] [--count N] [--everyday N] [--only-everyday]
+    python bench/planner_phrasing.py [--quick] [--weights PT] [--count N] [--everyday N] [--relations N]
+                                     [--only-everyday]
 
 Measures the ``galley`` backend (shipped weights, or ``--weights``) on
 
@@ -15,6 +16,8 @@ Measures the ``galley`` backend (shipped weights, or ``--weights``) on
 * the suite's ``test`` and ``unseen`` splits (EM, and how many were refused);
 * everyday requests (:mod:`galley_learning.planners.everyday`, written apart from the training
   grammar; ``--everyday N``, ``--only-everyday``), figures per style and per kind of request;
+* everyday swaps and "next to" requests (:mod:`galley_learning.planners.everyday_relations`,
+  ``--relations N``), per style and kind;
 * the out-of-scope examples (:data:`~galley_learning.planners.phrasing.OUT_OF_SCOPE` and the
   everyday ones): share refused, and any planned.
 
