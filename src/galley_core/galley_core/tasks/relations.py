@@ -10,10 +10,10 @@ order ("next to the bowl: the apple", "the bowl needs the apple next to it").
 
 :func:`relations` reads the canonical tokens (:func:`galley_core.tasks.language.canonical_tokens`)
 clause by clause into :class:`Relation` s: ``swap`` (two objects exchange zones), ``near`` (an
-object goes to the zone of another) and ``to`` (an object goes to a zone), or None when a clause
-is none of these. :func:`resolve` turns them into (object, zone) relocations from where each
-object is (which only the image shows), so the planner network reads a plain relocation request.
-Pure Python.
+object goes to the zone of another), ``to`` (an object goes to a zone) and ``swap_zones`` ("swap
+the contents of the red and green zones"), or None when a clause is none of these.
+:func:`resolve` turns them into (object, zone) relocations from where each object is (which only
+the image shows); galley's planner plans those as the oracle drives. Pure Python.
 """
 
 from __future__ import annotations
