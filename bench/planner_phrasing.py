@@ -2,7 +2,8 @@
 
 Usage::
 
-    python bench/planner_phrasing.py [--quick] [--weights PT] [--count N] [--everyday N] [--only-everyday]
+    python bench/planner_phrasing.py [--quick] [--weights PT] [--count N] [--everyday N] [--relations N]
+                                     [--only-everyday]
 
 Measures the ``galley`` backend (shipped weights, or ``--weights``) on
 
@@ -15,6 +16,8 @@ Measures the ``galley`` backend (shipped weights, or ``--weights``) on
 * the suite's ``test`` and ``unseen`` splits (EM, and how many were refused);
 * everyday requests (:mod:`galley_learning.planners.everyday`, written apart from the training
   grammar; ``--everyday N``, ``--only-everyday``), figures per style and per kind of request;
+* everyday swaps and "next to" requests (:mod:`galley_learning.planners.everyday_relations`,
+  ``--relations N``), per style and kind;
 * the out-of-scope examples (:data:`~galley_learning.planners.phrasing.OUT_OF_SCOPE` and the
   everyday ones): share refused, and any planned.
 
@@ -34,6 +37,7 @@ from galley_core.tasks.metrics import exact_match
 from galley_core.tasks.planning import PlanningError
 from galley_core.tasks.suite import SuiteEntry, load_suite
 from galley_learning.planners.everyday import EVERYDAY_OUT_OF_SCOPE, everyday_set
+from galley_learning.planners.everyday_relations import relations_set
 from galley_learning.planners.galley_model import DEFAULT_WEIGHTS
 from galley_learning.planners.galley_planner import GalleyPlanner
 from galley_learning.planners.images import TopDownRenderer
@@ -42,6 +46,7 @@ from galley_learning.planners.phrasing import HELD_OUT, OUT_OF_SCOPE, TRAINING, 
 #: Dev episodes: far from the suite's seeds (< 1,000,000) and from training's (10,000,000 on).
 DEV_SEED_BASE = 20_000_000
 EVERYDAY_SEED_BASE = 30_000_000
+RELATIONS_SEED_BASE = 31_000_000
 
 
 def score(
@@ -85,6 +90,7 @@ def main() -> None:
     parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="galley planner weights (.pt)")
     parser.add_argument("--count", type=int, default=300, help="requests per dev set")
     parser.add_argument("--everyday", type=int, default=350, help="requests in the everyday dev set")
+    parser.add_argument("--relations", type=int, default=240, help="swap and next-to requests (everyday)")
     parser.add_argument("--only-everyday", action="store_true", help="the everyday dev set and refusals only")
     args = parser.parse_args()
     count = 60 if args.quick else args.count
@@ -97,7 +103,9 @@ def main() -> None:
     figures: dict[str, Any] = {"weights": args.weights}
     everyday_seeds = [EVERYDAY_SEED_BASE + i for i in range(args.everyday)]
     figures["dev_everyday"] = score(planner, scene, everyday_set(scene, everyday_seeds, seed=9), renderer)
-    names = ["dev_everyday"]
+    relations_seeds = [RELATIONS_SEED_BASE + i for i in range(args.relations)]
+    figures["dev_relations"] = score(planner, scene, relations_set(scene, relations_seeds, seed=13), renderer)
+    names = ["dev_everyday", "dev_relations"]
     if not args.only_everyday:
         figures["dev_trained"] = score(
             planner, scene, dev_set(scene, seeds, TRAINING, seed=7, label="dev"), renderer

@@ -41,26 +41,33 @@ from galley_core.tasks.lexicon import (
     REQUEST_PHRASES,
     ZONE_WORDS,
 )
+from galley_core.tasks.relations import relations, resolve
 from galley_core.tasks.structure import relocation_pairs, relocation_text
 
 __all__ = [
     "Reading",
     "canonical",
+    "canonical_tokens",
     "drop_phrases",
     "is_known",
     "is_near_known",
     "location_references",
     "read",
+    "related_relocations",
     "scene_words",
 ]
 
-_TOKEN = re.compile(r"[a-z]+|[0-9]+|->|=>|→|[,;:.!?&+/]")
+_TOKEN = re.compile(r"[a-z]+|[0-9]+|<->|<=>|<>|[↔⇄⇆]|->|=>|→|>|[,;:.!?&+/@]")
 _CONTRACTIONS = (
     (r"\bcan't\b", "can not"), (r"\bwon't\b", "will not"), (r"\bshan't\b", "shall not"), (r"n't\b", " not"),
     (r"\b(what|that|it|there|here|where|who|how)'s\b", r"\1 is"), (r"\blet's\b", "let us"),
     (r"'d\b", " would"), (r"'m\b", " am"), (r"'ll\b", " will"), (r"'re\b", " are"), (r"'ve\b", " have"),
     (r"'s\b", ""), (r"s'(?=\s|$)", "s"),
 )  # fmt: skip
+
+
+#: Words before "place" that make it a noun ("in place of the cup", "each other's place").
+_PLACE_NOUN = DETERMINERS | {"in", "of", "other", "same", "own", "original"}
 
 
 @dataclass(frozen=True)
@@ -145,6 +152,7 @@ def read(text: str, scene: Scene) -> Reading:
     """The tokens of ``text``: lower case, contractions spelt out, typos corrected (see the module doc)."""
     clean = text.lower().replace("’", "'").replace("—", ",").replace("–", ",")
     clean = re.sub(r"\s-+\s", " , ", clean)  # a hyphen between spaces is a dash: "bowl to green - cup to red"
+    clean = re.sub(r"\bw/", "with ", clean)  # "bowl w/ cup"
     for pattern, replacement in _CONTRACTIONS:
         clean = re.sub(pattern, replacement, clean)
     objects, zones = scene_words(scene)
@@ -221,13 +229,35 @@ def location_references(tokens: Sequence[str], scene: Scene) -> list[tuple[int, 
     return spans
 
 
-def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -> str:  # noqa: PLR0912
+def canonical(
+    text: str, scene: Scene, where: Mapping[str, str] | None = None, at: Mapping[str, str] | None = None
+) -> str:
     """The instruction as galley's planner network reads it (see the module docstring).
 
     Args:
         where: zone -> the object that lies in it (from the image); resolves location references
             ("the thing in the red zone" -> "the apple"). Without it they stay as written.
+        at: object -> the zone it lies in (from the image); turns swaps and "next to" requests
+            into plain relocations (:mod:`galley_core.tasks.relations`). Without it they stay.
     """
+    out = canonical_tokens(text, scene, where)
+    pairs = related_relocations(out, scene, at) or relocation_pairs(out, scene)
+    return relocation_text(pairs) if pairs else " ".join(out)
+
+
+def related_relocations(
+    tokens: Sequence[str], scene: Scene, at: Mapping[str, str] | None
+) -> list[tuple[str, str]] | None:
+    """The (object, zone) relocations of a swap or "next to" request in canonical ``tokens``.
+
+    Objects start where ``at`` says (:mod:`galley_core.tasks.relations`); None for other requests.
+    """
+    found = relations(tokens, scene) if at else None
+    return resolve(found, at) if found and at else None
+
+
+def canonical_tokens(text: str, scene: Scene, where: Mapping[str, str] | None = None) -> list[str]:  # noqa: PLR0912
+    """:func:`canonical`'s words before plain relocations and relations are read from them."""
     objects, zones = scene_words(scene)
     tokens, _ = drop_phrases(read(text, scene).tokens, REQUEST_PHRASES)
     tokens, _ = drop_asides(tokens, scene)
@@ -241,8 +271,10 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
     for i, token in enumerate(tokens):
         after = tokens[i + 1] if i + 1 < len(tokens) else ""
         before = out[-1] if out else ""
-        if token in ("->", "=>", "→"):
-            out.append("to")
+        if token in ("->", "=>", "→", ">", "@"):
+            out.append("to" if token != "@" else "at")
+        elif token in ("<->", "<=>", "<>", "↔", "⇄", "⇆"):
+            out.append("<->")  # "bowl <-> cup": a swap
         elif token in ("&", "+", "/"):
             out.append("and")
         elif token == "?" or token in FILLER:
@@ -277,7 +309,9 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
             out += [token, "zone"]
         elif token in ("one", "ones") and before == "zone" and len(out) > 1 and out[-2] in zones:
             continue  # "the yellow one", once a zone was named: the zone
-        elif verb_stem(token) in MOVE_VERBS and not (token == "place" and before in zones):
+        elif verb_stem(token) in MOVE_VERBS and not (
+            token == "place" and before in _PLACE_NOUN | zones | objects
+        ):
             out.append("move")
         elif verb_stem(token) != token:
             out.append(verb_stem(token))  # "swapping" -> "swap"
@@ -285,5 +319,4 @@ def canonical(text: str, scene: Scene, where: Mapping[str, str] | None = None) -
             out.append(token)
     while out and out[-1] == "sep":
         out.pop()
-    pairs = relocation_pairs(out, scene)
-    return relocation_text(pairs) if pairs else " ".join(out)
+    return out

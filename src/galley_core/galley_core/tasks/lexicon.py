@@ -172,7 +172,8 @@ _FUNCTION_WORDS = (
     "thereafter following followed once well ok okay oh please thanks thank cheers hey hi hello robot "
     "also plus sep whoever anything nothing none never cancel stop halt abort undo where it they them "
     "there here fine good great hold hand able willing wanna free ready wonder wondering think suppose "
-    "way love trouble rush hurry worry whenever unless"
+    "way love trouble rush hurry worry whenever unless wherever vice versa round interchange reverse change "
+    "places spots positions sides transpose invert permute crisscross"
 )
 #: Every word galley reads as itself (besides the scene's names).
 LEXICON = frozenset(
@@ -185,5 +186,5 @@ LEXICON = frozenset(
 #: for a few common ones: "cap" must not become "can", nor "spoon" "soon".
 CORRECTABLE = frozenset(
     {w for w in LEXICON if len(w) >= 4} - {"soon", "real"}
-    | {"the", "and", "put", "get", "set", "places", "zones"}
+    | {"the", "and", "put", "get", "set", "places", "zones", "spots", "positions"}
 )

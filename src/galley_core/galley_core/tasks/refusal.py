@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from galley_core.scene import Scene
 from galley_core.tasks.asides import drop_asides, verb_stem
 from galley_core.tasks.language import (
+    canonical_tokens,
     drop_phrases,
     is_known,
     is_near_known,
@@ -43,6 +44,7 @@ from galley_core.tasks.lexicon import (
     WH,
     ZONE_WORDS,
 )
+from galley_core.tasks.relations import SWAP_WORDS, relations
 
 __all__ = ["refusal"]
 
@@ -67,7 +69,7 @@ def _clauses(tokens: Sequence[str]) -> list[list[str]]:
     return [c for c in clauses if c]
 
 
-def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912 -- one rule each
+def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912, PLR0915 -- one rule each
     """Why the scene cannot ground ``text``: (kind, reason), or None when it is in scope.
 
     Kinds: ``out_of_scope`` (a negation or a request for nothing, a question, an action other
@@ -112,8 +114,13 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     subject = bool(spans) and not ends_with_question and spans[0][0] <= tokens.index(first)
     # "What I need is the bowl in green": a cleft about what the speaker wants, not a question.
     cleft = first in WH and content[1:2] in (["i"], ["we"])
+    # A swap or "next to" read whole ("could the cup go next to the bowl?", "where the fork is, put
+    # the apple"): a request, unless it opens as a question about the scene ("is the cup by the bowl?").
+    related = relations(canonical_tokens(text, scene), scene) is not None
+    related = related and first not in AUX - MODALS and not (first in WH and ends_with_question)
     if (
         not request
+        and not related
         and not subject
         and not cleft
         and (first in WH or first in AUX - {"have", "do"} or (ends_with_question and not action_first))
@@ -131,7 +138,7 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
             and (after in ZONE_WORDS or after in ("", "and", "then") or before in ("to", "into", "onto"))
         ):
             return "unknown_name", f"{quoted}: scene {scene.name!r} has no {word!r} zone; {names}"
-        if after in ("zone", "area", "region") and word not in zones | LEXICON:
+        if after in ("zone", "area", "region") and word not in zones | objects | LEXICON:
             return "unknown_name", f"{quoted}: scene {scene.name!r} has no {word!r} zone; {names}"
         if word in DETERMINERS:
             j = i + 1
@@ -153,12 +160,20 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     for clause in _clauses(tokens):
         head = clause[0]
         targeted = any(w in TO for w in clause) and any(w in zones for w in clause)
-        if head in UNSUPPORTED_VERBS:
+        if head in UNSUPPORTED_VERBS and not (related and head in SWAP_WORDS):  # "flip the bowl and the cup"
             return "out_of_scope", f"{quoted}: galley cannot {head!r}; {can}, {example}"
         unknown = not is_known(verb_stem(head)) and head not in objects | zones and not is_near_known(head)
         # An unknown verb in a request that names a zone is a verb of carrying galley does not know.
-        if unknown and len(clause) > 1 and not targeted and not any(w in zones for w in words):
+        if (
+            unknown
+            and len(clause) > 1
+            and not targeted
+            and not any(w in zones for w in words)
+            and not related
+        ):
             return "out_of_scope", f"{quoted}: galley does not know the action {head!r}; {can}, {example}"
+    if related:
+        return None
     mentioned = [w for w in words if w in objects]
     if not mentioned and not spans:
         return "out_of_scope", f"{quoted} names none of the scene's objects; {can} ({names}), {example}"

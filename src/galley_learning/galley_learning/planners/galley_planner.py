@@ -24,7 +24,13 @@ import torch
 
 from galley_core.scene import Scene
 from galley_core.tasks.grammar import format_step, valid_steps
-from galley_core.tasks.language import canonical, location_references, read
+from galley_core.tasks.language import (
+    canonical,
+    canonical_tokens,
+    location_references,
+    read,
+    related_relocations,
+)
 from galley_core.tasks.planning import Plan, Planner, PlanningError, check_instruction
 from galley_core.tasks.replanning import PlanContext, remaining_plan
 from galley_core.tasks.suite import gold_plan
@@ -175,6 +181,11 @@ class GalleyPlanner(Planner):
                 )
         return {zone: obj for zone, (_, obj) in best.items()}
 
+    def _positions(self, presence: torch.Tensor) -> dict[str, str]:
+        """Object -> the zone the presence head finds it most likely in (for swaps and "next to")."""
+        zones = list(self.vocab.zones)
+        return {obj: zones[int(presence[:, o].argmax())] for o, obj in enumerate(self.vocab.objects)}
+
     def plan(
         self, instruction: str, top_down_image: Any, scene: Scene, context: PlanContext | None = None
     ) -> Plan:
@@ -214,7 +225,16 @@ class GalleyPlanner(Planner):
         glimpses, view = to_tensors(np.stack([g for g, _ in inputs]), np.stack([v for _, v in inputs]))
         with torch.no_grad():
             seen = self.net.presence(self.net.zone_tokens(glimpses))
-        readings = [canonical(t, scene, self._resolve(t, scene, s)) for t, s in zip(texts, seen, strict=True)]
+        where = [self._resolve(t, scene, s) for t, s in zip(texts, seen, strict=True)]
+        at = [self._positions(s) for s in seen]
+        readings = [canonical(t, scene, w, a) for t, w, a in zip(texts, where, at, strict=True)]
+        # Swaps and "next to": the relocations are read from the words and where the presence head
+        # sees each object; the steps are the oracle's for them (chains of three relocations too,
+        # which the network, trained on at most two, cannot write).
+        related = [
+            related_relocations(canonical_tokens(t, scene, w), scene, a)
+            for t, w, a in zip(texts, where, at, strict=True)
+        ]
         ids = [self.vocab.encode(t, c.max_words) or [1] for t in readings]
         words = torch.zeros(len(ids), max(len(i) for i in ids), dtype=torch.long)
         for row, seq in enumerate(ids):
@@ -224,7 +244,9 @@ class GalleyPlanner(Planner):
             decoded = greedy_decode(self.net, memory, pad, allowed)
         plans = [
             Plan(text, _trim([self.vocab.steps[i] for i in plan], reading, scene), self.name, 1, "")
-            for text, reading, plan in zip(texts, readings, decoded, strict=True)
+            if not pairs
+            else Plan(text, tuple(format_step(s) for s in gold_plan(pairs, a)), self.name, 1, "")
+            for text, reading, plan, pairs, a in zip(texts, readings, decoded, related, at, strict=True)
         ]
         for plan in plans:
             _refuse_if_idle(plan)
