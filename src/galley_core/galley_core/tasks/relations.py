@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from galley_core.scene import Scene
+from galley_core.tasks.structure import split_clauses
 
 __all__ = ["Relation", "relations", "resolve"]
 
@@ -43,11 +44,6 @@ _GOES = frozenset({"goes", "go", "should", "belongs", "belong", "needs", "has", 
 _ZONE_OF = frozenset({"zone", "zones", "area", "spot", "place", "region", "side", "location", "position",
                       "is", "sits", "lies", "was", "currently"})  # fmt: skip
 _PRONOUNS = frozenset({"it", "them", "they"})
-#: Coordinating connectors between clauses (canonical text: punctuation is ``sep``).
-_CONNECTORS = frozenset({"sep", "and", "then", "plus", "also", "afterwards", "afterward", "later",
-                          "subsequently", "thereafter", "finally", "lastly", "first"})  # fmt: skip
-_PAIRED = {("after", "that"), ("after", "which"), ("after", "this"), ("followed", "by"), ("and", "next"),
-           ("sep", "next")}  # fmt: skip
 #: Words that may reverse the order of the clauses, or say more than these relations.
 _OTHER = frozenset({"after", "before", "until", "unless", "if", "not", "except", "instead", "all", "every",
                     "everything", "rest", "either", "or"})  # fmt: skip
@@ -70,21 +66,7 @@ class Relation:
 
 def _clauses(tokens: Sequence[str]) -> list[list[str]] | None:
     """``tokens`` split at connectors; None when a word may reorder them or says more."""
-    clauses: list[list[str]] = [[]]
-    i = 0
-    while i < len(tokens):
-        if tuple(tokens[i : i + 2]) in _PAIRED:
-            clauses.append([])
-            i += 2
-            continue
-        if tokens[i] in _OTHER:
-            return None
-        if tokens[i] in _CONNECTORS:
-            clauses.append([])
-        else:
-            clauses[-1].append(tokens[i])
-        i += 1
-    return [c for c in clauses if c]
+    return split_clauses(tokens, lambda _, word: word in _OTHER)
 
 
 def _is_swap(clause: Sequence[str]) -> bool:

@@ -18,7 +18,7 @@ subordination that may reverse the order ("after you ...", "before"). Pure Pytho
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from galley_core.scene import Scene
 
@@ -33,32 +33,39 @@ _STRUCTURE = frozenset(
      "beside", "near", "between", "zones", "swapped", "switched", "exchanged", "as", "too", "well", "by",
      "after", "back"}
 )  # fmt: skip
-#: Coordinating connectors between clauses (canonical text: punctuation is ``sep``).
-_CONNECTORS = frozenset({"sep", "and", "then", "plus", "also", "afterwards", "afterward", "later",
-                          "subsequently", "thereafter", "finally", "lastly"})  # fmt: skip
+#: Coordinating connectors between clauses (canonical text: punctuation is ``sep``); "first" too,
+#: where the caller's ``stop`` lets it through.
+CONNECTORS = frozenset({"sep", "and", "then", "plus", "also", "afterwards", "afterward", "later",
+                        "subsequently", "thereafter", "finally", "lastly", "first"})  # fmt: skip
 #: Two-word connectors: "after that" (and which, this), "followed by", "and next".
-_PAIRED = {("after", "that"), ("after", "which"), ("after", "this"), ("followed", "by"), ("and", "next"),
-           ("sep", "next")}  # fmt: skip
+PAIRED = {("after", "that"), ("after", "which"), ("after", "this"), ("followed", "by"), ("and", "next"),
+          ("sep", "next")}  # fmt: skip
 
 
-def _clauses(tokens: Sequence[str]) -> list[list[str]] | None:
-    """``tokens`` split at connectors, or None when a word says more than "this goes there"."""
+def split_clauses(tokens: Sequence[str], stop: Callable[[int, str], bool]) -> list[list[str]] | None:
+    """``tokens`` split at connectors, or None where ``stop(index, word)`` says a word means more."""
     clauses: list[list[str]] = [[]]
     i = 0
     while i < len(tokens):
-        if tuple(tokens[i : i + 2]) in _PAIRED:
+        if tuple(tokens[i : i + 2]) in PAIRED:
             clauses.append([])
             i += 2
             continue
         word = tokens[i]
-        if word in _STRUCTURE or (word == "first" and i > 0):
-            return None  # "first" opening the request keeps the order; later it may reverse it
-        if word in _CONNECTORS:
+        if stop(i, word):
+            return None
+        if word in CONNECTORS:
             clauses.append([])
-        elif word != "first":
+        else:
             clauses[-1].append(word)
         i += 1
     return [c for c in clauses if c]
+
+
+def _clauses(tokens: Sequence[str]) -> list[list[str]] | None:
+    """``tokens`` split at connectors, or None when a word says more than "this goes there"."""
+    # "first" opening the request keeps the order; later it may reverse it.
+    return split_clauses(tokens, lambda i, word: word in _STRUCTURE or (word == "first" and i > 0))
 
 
 #: Words that relate objects to each other or quantify over them: a single (object, zone) pair

@@ -129,7 +129,11 @@ def _one_request(style: str, rng: random.Random, o: str, z: str, source: str) ->
     return rng.choice(_CHATTY).format(v=v, X=x)
 
 
-def _typo(text: str, rng: random.Random) -> str:
+def misspell(text: str, rng: random.Random, *, all_edits: bool = False) -> str:
+    """One word of five letters or more misspelt: two neighbouring letters swapped.
+
+    With ``all_edits``, one letter dropped, doubled or swapped with its neighbour, at random.
+    """
     words = text.split(" ")
     long = [i for i, w in enumerate(words) if len(w) >= 5 and w.isalpha()]
     if not long:
@@ -137,7 +141,8 @@ def _typo(text: str, rng: random.Random) -> str:
     i = rng.choice(long)
     w = words[i]
     j = rng.randrange(1, len(w) - 1)
-    words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]  # two neighbouring letters swapped
+    swapped = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
+    words[i] = rng.choice((w[:j] + w[j + 1 :], w[:j] + w[j] + w[j:], swapped)) if all_edits else swapped
     return " ".join(words)
 
 
@@ -181,7 +186,7 @@ def everyday_set(scene: Scene, seeds: Sequence[int], *, seed: int, typos: float 
         style, kind = STYLES[n % len(STYLES)], KINDS[(n // len(STYLES)) % len(KINDS)]
         text, relocations = everyday_request(start, scene.zone_names, rng, style, kind)
         if rng.random() < typos:
-            text = _typo(text, rng)
+            text = misspell(text, rng)
         if rng.random() < 0.5:
             text = text[0].upper() + text[1:]
         plan = tuple(format_step(s) for s in gold_plan(relocations, start))

@@ -21,6 +21,7 @@ from galley_core.episode import sample_episode
 from galley_core.scene import Scene
 from galley_core.tasks.grammar import format_step
 from galley_core.tasks.suite import SuiteEntry, gold_plan
+from galley_learning.planners.everyday import misspell
 
 KINDS = ("replace", "to_object")
 STYLES = ("plain", "polite", "terse", "other_first", "typo", "chain")
@@ -74,20 +75,6 @@ _CHAIN = ("{R}, then {C}", "{C} and then {R}", "first {R}. after that {C}", "{R}
           "{R} and also {C}")  # fmt: skip
 
 
-def _typo(text: str, rng: random.Random) -> str:
-    """One word of five letters or more with one letter dropped, doubled or swapped with its neighbour."""
-    words = text.split(" ")
-    long = [i for i, w in enumerate(words) if len(w) >= 5 and w.isalpha()]
-    if not long:
-        return text
-    i = rng.choice(long)
-    w = words[i]
-    j = rng.randrange(1, len(w) - 1)
-    edit = rng.choice((w[:j] + w[j + 1 :], w[:j] + w[j] + w[j:], w[:j] + w[j + 1] + w[j] + w[j + 2 :]))
-    words[i] = edit
-    return " ".join(words)
-
-
 def relation_request(
     start: dict[str, str], zones: Sequence[str], rng: random.Random, style: str, kind: str
 ) -> tuple[str, list[tuple[str, str]]]:
@@ -99,7 +86,7 @@ def relation_request(
     text = template.format(A=f"the {a}", B=f"the {b}", a=a, b=b)
     relocations = [(a, start[b]), (b, start[a])] if kind == "replace" else [(a, start[b])]
     if style == "typo":
-        text = _typo(text, rng)
+        text = misspell(text, rng, all_edits=True)
     if style == "chain":
         free = [z for z in zones if z != start[c]]
         zone = rng.choice(free)
