@@ -348,7 +348,7 @@ def hold_idle(action: Any, kind: str, start_p: Any, start_q: Any, start_gripper:
     """A decoded action (10,) with what the oracle never moves in a ``kind`` step held.
 
     In a move, the arm's target and the gripper stay where they were at the step's start
-    (``start_p``, ``start_q`` wxyz, ``start_gripper`` as measured, made open or closed); in a pick or
+    (``start_p``, ``start_q`` wxyz, ``start_gripper``: the last command, made open or closed); in a pick or
     place, the base stands. In the collected data these hold in every frame: within each move the
     oracle's arm target moves under 0.4 mm and its gripper command not at all (the target lies within
     7.3 mm of the end-effector at the move's start), and (v, ω) are exactly 0 in every pick and

@@ -121,6 +121,7 @@ class DiffusionPolicyNode(Node):
         self.joints: Any = None
         self.odom: Any = None
         self.step_text = ""
+        self.gripper_command: float | None = None  # the last action's
         self.step_start: tuple[Any, Any, float] | None = (
             None  # ee_p, ee_q, gripper at the step's first action
         )
@@ -242,8 +243,11 @@ class DiffusionPolicyNode(Node):
         action = decode_action(self.policy.config.actions, self.queue.popleft(), frame["ee_p"], frame["ee_q"])
         if self.config.hold_idle:
             if self.step_start is None:  # the step's first frame: what a move holds
-                self.step_start = (frame["ee_p"].copy(), frame["ee_q"].copy(), frame["gripper"])
+                # The gripper as last commanded: its opening around a held bowl can read open.
+                grip = frame["gripper"] if self.gripper_command is None else self.gripper_command
+                self.step_start = (frame["ee_p"].copy(), frame["ee_q"].copy(), grip)
             action = hold_idle(action, step_kind(self.step_text), *self.step_start)
+        self.gripper_command = float(action[9])
         v, w = float(action[0]), float(action[1])
         self.publish("cmd_vel", self.msg("geometry_msgs/msg/Twist", linear={"x": v}, angular={"z": w}))
         self.target = np.asarray(action[2:], dtype=float)
