@@ -1,11 +1,12 @@
 """Where a learned policy's picks go wrong, frame by frame, against the oracle at the nearest state.
 
     python bench/policy_pick_frames.py --policy RUN --seed SEED --plan "move to ...; pick the ..." \
-        [--params FILE ...] [--out DIR] [--every 5]
+        [--params FILE ...] [--out DIR] [--every 5] [--kind pick|place]
 
 Runs one recorded episode with the policy (``galley run`` with ``--policy``, completion 'criteria'),
 reads its bag into frames (galley_learning.policy.frames, the run's own observation and action
-kind) and prints, for every ``--every``-th frame of each pick: the object in ``base_link``, what
+kind) and prints, for every ``--every``-th frame of each pick (or place, ``--kind``): the object
+(a place's target) in ``base_link``, what
 the policy commanded (base twist, the arm target relative to the object, the gripper) and what the
 oracle commanded in the run's training data at the pick frame whose state is nearest (normalised
 by the data's standard deviation; the oracle is a state machine that cannot be asked at an
@@ -52,6 +53,7 @@ def main() -> None:
     parser.add_argument("--params", type=Path, action="append", default=[], help="extra params YAML")
     parser.add_argument("--out", type=Path, default=Path("runs/pick_frames"))
     parser.add_argument("--every", type=int, default=5, help="print every N-th pick frame")
+    parser.add_argument("--kind", choices=("pick", "place"), default="pick", help="the steps to log")
     args = parser.parse_args()
 
     meta = json.loads((args.policy / "dataset" / "meta.json").read_text())
@@ -78,12 +80,12 @@ def main() -> None:
         args.out / "bag", image_size=None, cameras={}, observation=observation, actions=kind
     )
     state, steps = np.load(data / "state.npy"), np.load(data / "step.npy")  # step: index into meta's steps
-    picks = [k for k, text in enumerate(meta["steps"]) if text.startswith("pick")]
+    picks = [k for k, text in enumerate(meta["steps"]) if text.startswith(args.kind)]
     oracle_pick = np.isin(steps, picks)
     o_state, o_action = state[oracle_pick], np.load(data / "action.npy")[oracle_pick]
     scale = np.maximum(np.asarray(meta["stats"]["state"]["std"]), 1e-2)
     policy_rows, oracle_rows = [], []
-    for i in np.flatnonzero(np.char.startswith(frames.step.astype(str), "pick")):
+    for i in np.flatnonzero(np.char.startswith(frames.step.astype(str), args.kind)):
         s = frames.state[i]
         j = int(np.argmin((((o_state - s) / scale) ** 2).sum(axis=1)))
         policy_rows.append(_pick_rows(s[None], frames.action[i][None], names, kind)[0])
