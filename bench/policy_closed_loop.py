@@ -109,7 +109,8 @@ def _table(args: argparse.Namespace, figures: dict[str, Any]) -> None:
         dist = f"{start:.2f} -> {end:.2f}" if end is not None else ""
         print(f"{prefix:>10} {cells} {figures[f'{prefix}_sr_episode']:>8.2f} {dist:>18}")
     print(
-        f"collection {figures['collect_minutes']} min ({figures['episodes_succeeded']} episodes), training "
+        f"collection {figures['collect_minutes']} min ({figures['episodes_succeeded']} episodes"
+        f"{', reused: none recorded now' if not figures['episodes_recorded_now'] else ''}), training "
         f"{figures['train_minutes']} min ({figures['train_steps']} steps), "
         f"{figures['inference_ms_per_chunk']:.1f} ms per chunk"
     )
@@ -132,6 +133,12 @@ def main() -> None:
     parser.add_argument("--actions", default="delta", choices=("delta", "absolute"))
     parser.add_argument(
         "--move-done", type=float, default=0.10, help="no move frame this near its goal is trained on (m)"
+    )
+    parser.add_argument(
+        "--move-done-heading",
+        type=float,
+        default=0.1,
+        help="... and facing its heading this closely (rad; pi: any heading, the oracle's turn untrained)",
     )
     parser.add_argument("--train-steps", type=int, default=4000)
     parser.add_argument("--train-minutes", type=float, default=0.0, help="> 0: train this long instead")
@@ -159,13 +166,18 @@ def main() -> None:
     collect_min = (time.perf_counter() - start) / 60.0
 
     run, dataset = (
-        out / f"run_{args.size}_{args.observation}_{args.actions}_{args.move_done:g}",
-        out / f"dataset_{args.observation}_{args.actions}_{args.move_done:g}",
+        out
+        / f"run_{args.size}_{args.observation}_{args.actions}_{args.move_done:g}_{args.move_done_heading:g}",
+        out / f"dataset_{args.observation}_{args.actions}_{args.move_done:g}_{args.move_done_heading:g}",
     )
     if not (dataset / "meta.json").exists():
         cameras = ("base", "wrist") if SIZES[args.size].cameras else ()
         config = DatasetConfig(
-            cameras=cameras, observation=args.observation, actions=args.actions, move_done_m=args.move_done
+            cameras=cameras,
+            observation=args.observation,
+            actions=args.actions,
+            move_done_m=args.move_done,
+            move_done_rad=args.move_done_heading,
         )
         build_dataset(collection, dataset, config, workers=args.workers)
     steps = args.train_steps
@@ -206,6 +218,7 @@ def main() -> None:
     figures = {
         "episodes_collected": report["episodes_total"],
         "episodes_succeeded": report["episodes_succeeded"],
+        "episodes_recorded_now": report["this_run"]["episodes"],  # 0: a collection from before, reused
         "collect_minutes": round(collect_min, 2),
         "train_minutes": round(trained["train_seconds"] / 60.0, 2),
         "train_steps": trained["steps"],

@@ -13,6 +13,7 @@ from galley_core.scene import load_scene
 from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal, place_target
 from galley_core.tasks.grammar import parse_plan
 from galley_core.tasks.judging import (
+    facing_goal,
     held,
     judge_step,
     move_succeeded,
@@ -200,6 +201,25 @@ def test_a_move_is_judged_on_the_base_alone(kitchen):
     ok, reason = judge_step(runner, kitchen, FakeTruth(base=Pose2D(x - 0.1 - TINY, y)), CONFIG)
     assert not ok and reason.startswith("the base stopped 0.100 m from the goal")
     assert move_goal(kitchen, "green") == Pose2D(x, y, yaw)
+
+
+def test_facing_the_goal_heading_is_asked_of_moves_only_and_wraps(kitchen):
+    """Not a success criterion: what completion 'criteria' waits for before it ends a move."""
+    runner = runner_at(BOWL_ON_BLUE, 2)
+    x, y, yaw = kitchen.zone("green").approach
+    for error, facing in ((0.1 - TINY, True), (-0.1 + TINY, True), (0.1 + TINY, False), (math.pi, False)):
+        assert facing_goal(runner, kitchen, FakeTruth(base=Pose2D(x, y, yaw + error)), CONFIG) is facing
+    assert facing_goal(runner, kitchen, FakeTruth(base=Pose2D(x, y, yaw + 2 * math.pi + 0.05)), CONFIG)
+    assert facing_goal(
+        runner,
+        kitchen,
+        FakeTruth(base=Pose2D(x, y, yaw + 3.0)),
+        ExecutorConfig(nav_heading_tolerance_rad=math.pi),
+    )
+    assert not facing_goal(runner, kitchen, FakeTruth(), CONFIG)  # no base pose: not yet
+    assert facing_goal(runner_at(BOWL_ON_BLUE, 1), kitchen, FakeTruth(), CONFIG)  # a pick: nothing to face
+    with pytest.raises(ValueError, match="nav_heading_tolerance_rad"):
+        ExecutorConfig(nav_heading_tolerance_rad=0.0)
 
 
 def test_a_pick_is_judged_on_the_lift_off_the_surface_of_the_zone_moved_to(kitchen):

@@ -16,6 +16,7 @@ from galley_learning.policy.observations import (
     encode_actions,
     goal_features,
     gripper_opening,
+    hold_idle,
     policy_state,
     state_names,
 )
@@ -141,3 +142,16 @@ def test_a_learned_gripper_command_opens_or_closes() -> None:
         for learned, command in ((0.88, 1.0), (0.5, 1.0), (0.3, 0.0), (-0.1, 0.0)):
             action = np.array([0, 0, 0, 0, 0, 1, 0, 0, 0, learned])
             assert decode_action(kind, action, np.zeros(3), [1.0, 0, 0, 0])[9] == command
+
+
+def test_hold_idle_keeps_the_arm_in_a_move_and_the_base_in_a_pick_or_place() -> None:
+    learned = np.array([0.15, -0.3, 0.5, 0.1, 0.9, 0.0, 1.0, 0.0, 0.0, 0.0])  # arm off, gripper closing
+    start_p, start_q = np.array([0.35, 0.0, 1.01]), np.array([0.7071, 0.0, 0.7071, 0.0])
+    moved = hold_idle(learned, "move", start_p, start_q, 0.93)
+    np.testing.assert_allclose(moved, [0.15, -0.3, 0.35, 0.0, 1.01, 0.7071, 0.0, 0.7071, 0.0, 1.0])
+    assert hold_idle(learned, "move", start_p, start_q, 0.07)[9] == 0.0  # holding an object: stays closed
+    for kind in ("pick", "place"):
+        np.testing.assert_array_equal(
+            hold_idle(learned, kind, start_p, start_q, 1.0), [0.0, 0.0, *learned[2:]]
+        )
+    np.testing.assert_array_equal(hold_idle(learned, "", start_p, start_q, 1.0), learned)

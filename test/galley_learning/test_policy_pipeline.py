@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -241,8 +242,16 @@ def test_a_move_is_not_trained_on_after_it_arrived() -> None:
     g[:, col("goal_dist")] = [0.0, 0.5, 0.1, 0.07, 0.0]
     assert sampled_frames(g, 0.10).tolist() == [True, True, False, False, True]
     assert sampled_frames(g, 0.0).all()
+    # Arrived but still turning to the goal heading (frame 2: 0.5 rad off): the oracle's turn is
+    # trained on until the base faces the heading within move_done_rad.
+    g[2, [col("goal_cos"), col("goal_sin")]] = math.cos(0.5), math.sin(0.5)
+    g[3, [col("goal_cos"), col("goal_sin")]] = math.cos(-0.05), math.sin(-0.05)
+    assert sampled_frames(g, 0.10, 0.1).tolist() == [True, True, True, False, True]
+    assert sampled_frames(g, 0.10, math.pi).tolist() == [True, True, False, False, True]
     with pytest.raises(ValueError, match="move_done_m"):
         DatasetConfig(move_done_m=-1.0)
+    with pytest.raises(ValueError, match="move_done_rad"):
+        DatasetConfig(move_done_rad=0.0)
 
 
 def test_policy_node_names_a_missing_run(tmp_path: Path) -> None:

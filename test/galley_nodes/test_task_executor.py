@@ -159,8 +159,8 @@ def test_teleport_on_failure_puts_the_base_at_the_failed_goal_and_goes_on(repo, 
 
 
 def test_criteria_completion_judges_the_oracle_as_it_goes(tmp_path):
-    """completion: criteria ends each step as soon as ground truth meets it (before the oracle
-    reports); a pick needs the object lifted and in the gripper."""
+    """completion: criteria ends each step as soon as ground truth meets it (a pick before the
+    oracle reports); a pick needs the object lifted and in the gripper."""
     from galley_cli.run import run_episode
 
     params = tmp_path / "criteria.yaml"
@@ -176,5 +176,36 @@ def test_criteria_completion_judges_the_oracle_as_it_goes(tmp_path):
         for mode, extra in (("status", []), ("criteria", [params]))
     }
     assert [s["success"] for s in runs["criteria"]] == [True, True], runs["criteria"]
-    for by_status, by_criteria in zip(runs["status"], runs["criteria"], strict=True):
-        assert by_criteria["duration_s"] < by_status["duration_s"]
+    (move_s, pick_s), (move_c, pick_c) = ([s["duration_s"] for s in runs[m]] for m in ("status", "criteria"))
+    # A move waits for the goal heading too (nav_heading_tolerance_rad, the path follower's), so it
+    # ends no later than the oracle's own end, after its final turn; a pick ends at the lift.
+    assert move_c <= move_s and pick_c < pick_s
+
+
+@pytest.mark.parametrize(("tolerance", "ends_s"), [(0.1, 3.0), (3.14159, 0.1)])
+def test_criteria_completion_waits_for_the_goal_heading_and_judges_position_at_the_limit(
+    repo, tmp_path, tolerance, ends_s
+):
+    """A base on the move's goal but facing away: with the heading asked for, the move does not end
+    until the time limit, which judges position alone (success); with the yaw free it ends at once."""
+    from galley_core.tasks.executor import move_goal
+    from galley_runtime.config_files import find_scene
+
+    goal = move_goal(find_scene("kitchen"), "blue")
+    episode = tmp_path / "episode.json"
+    start = Pose2D(goal.x, goal.y, goal.theta + 1.5)
+    episode.write_text(json.dumps(Episode("kitchen", 0, start, (), {}).to_dict()))
+    host = EmbeddedHost([repo / "config" / "galley.yaml"])
+    host.add_node(load_node_class("sim"), parameters={"episode_file": str(episode), "cameras_enabled": False})
+    params = {"completion": "criteria", "step_time_limit_s": 3.0, "nav_heading_tolerance_rad": tolerance}
+    host.add_node(load_node_class("task_executor"), parameters=params)
+    results: list[Any] = []
+    probe = host.participant("probe")
+    probe.create_subscription("/task/result", "galley_msgs/msg/EpisodeResult", results.append, QoS.latched())
+    plans = probe.create_publisher("/task/plan", "galley_msgs/msg/TaskPlan", QoS.latched())
+    host.run_for(0.5)
+    plans.publish(messages.new("galley_msgs/msg/TaskPlan", instruction="", steps=["move to the blue zone"]))
+    assert host.run_until(lambda: bool(results), 10.0)
+    result = results[-1]
+    assert list(result.step_success) == [True] and list(result.step_reason) == [""]
+    assert result.step_duration_s[0] == pytest.approx(ends_s, abs=0.15)

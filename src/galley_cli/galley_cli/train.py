@@ -52,6 +52,7 @@ def _run(args: argparse.Namespace) -> int:
                     observation=args.observation,
                     actions=args.actions,
                     move_done_m=args.move_done,
+                    move_done_rad=args.move_done_heading,
                 )
                 meta = build_dataset(
                     data,
@@ -121,6 +122,14 @@ def add_parser(sub: Any) -> None:
         metavar="M",
         help="train on no move frame within M metres of its goal: the executor ends a policy's move "
         "there, and the oracle's turn in place after it teaches stopping short (default: 0.10; 0: all)",
+    )
+    p.add_argument(
+        "--move-done-heading",
+        type=float,
+        default=0.1,
+        metavar="RAD",
+        help="... and facing the goal's heading within RAD (task_executor.nav_heading_tolerance_rad), so "
+        "that the oracle's turn to it is learned (default: 0.1; 3.1416: any heading, the turn untrained)",
     )
     p.add_argument(
         "--steps", type=whole_number(1), default=2000, help="gradient steps in total (default: 2000)"

@@ -41,6 +41,16 @@ class ExecutorConfig(Config):
     nav_success_radius_m: float = param(
         0.10, "move succeeds with the base this close to the goal", unit="m", gt=0.0
     )
+    nav_heading_tolerance_rad: float = param(
+        0.1,
+        "completion 'criteria' ends a move only with the base also facing the goal's heading this "
+        "closely (the path follower's tolerance), so a policy turns as the oracle does before a pick; "
+        "at the time limit the move is judged on position alone, Kitchen-R's criterion, which never "
+        "looks at the yaw; pi: end it on position, yaw free",
+        unit="rad",
+        gt=0.0,
+        le=math.pi,
+    )
     place_success_radius_m: float = param(
         0.05, "place succeeds with the object this close to its target", unit="m", gt=0.0
     )

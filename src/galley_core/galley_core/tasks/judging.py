@@ -29,6 +29,7 @@ from galley_core.tf_tree import TransformError
 
 __all__ = [
     "GroundTruth",
+    "facing_goal",
     "held",
     "judge_step",
     "move_succeeded",
@@ -64,6 +65,23 @@ def move_succeeded(base: Pose2D, goal: Pose2D, config: ExecutorConfig) -> Judgem
     if distance <= config.nav_success_radius_m:
         return True, ""
     return False, f"the base stopped {distance:.3f} m from the goal (> {config.nav_success_radius_m} m)"
+
+
+def facing_goal(runner: PlanRunner, scene: Scene, truth: GroundTruth, config: ExecutorConfig) -> bool:
+    """Whether the running step, if a move, has the base facing its goal's heading.
+
+    Within ``nav_heading_tolerance_rad``; any other step, or no running step: True. Not a success
+    criterion (a move's is position alone): completion 'criteria' waits for it before it ends a move.
+    """
+    step = runner.current
+    if step is None or step.action != "move":
+        return True
+    try:
+        yaw = truth.base_pose().theta
+    except (TransformError, KeyError):
+        return False
+    error = math.remainder(yaw - move_goal(scene, step.target).theta, math.tau)
+    return abs(error) <= config.nav_heading_tolerance_rad
 
 
 def pick_succeeded(object_z: float, surface_z: float, name: str, config: ExecutorConfig) -> Judgement:

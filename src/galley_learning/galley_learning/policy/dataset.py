@@ -27,6 +27,7 @@ within ``move_done_m`` of its goal are not sampled (see :func:`sampled_frames`).
 from __future__ import annotations
 
 import json
+import math
 import random
 import shutil
 from collections.abc import Callable, Iterator, Sequence
@@ -58,6 +59,7 @@ class DatasetConfig:
     observation: str = "kitchen_r"  # the state's preset (observations.OBSERVATIONS)
     actions: str = "absolute"  # the action kind (observations.ACTIONS)
     move_done_m: float = 0.10  # a move's frames this near its goal end no window; 0: every frame does
+    move_done_rad: float = 0.1  # ... and facing its heading this closely (the executor's; pi: any heading)
 
     def __post_init__(self) -> None:
         if not self.rate_hz > 0:
@@ -73,26 +75,32 @@ class DatasetConfig:
             raise ValueError(f"actions {self.actions!r}: choose {', '.join(ACTIONS)}")
         if not self.move_done_m >= 0.0:
             raise ValueError(f"move_done_m = {self.move_done_m} must be >= 0 (0: train on every frame)")
+        if not 0.0 < self.move_done_rad <= math.pi:
+            raise ValueError(f"move_done_rad = {self.move_done_rad} must be in (0, pi] (pi: any heading)")
         if not 0.0 <= self.val_fraction < 1.0:
             raise ValueError(f"val_fraction = {self.val_fraction} must be in [0, 1)")
 
 
-def sampled_frames(goal: NDArray[Any], move_done_m: float) -> NDArray[np.bool_]:
-    """Frames a training window may end at: all but a move's once its goal is within ``move_done_m``.
+def sampled_frames(
+    goal: NDArray[Any], move_done_m: float, move_done_rad: float = math.pi
+) -> NDArray[np.bool_]:
+    """Frames a training window may end at: all but a move's once it is done.
 
+    Done: the goal within ``move_done_m`` and its heading within ``move_done_rad`` of the base's.
     ``goal`` holds :func:`~galley_learning.policy.observations.goal_features` rows. The executor
-    ends a policy's move as soon as the base is within ``nav_success_radius_m`` (0.10 m; completion
-    'criteria'), so what the oracle does after arriving is never asked of the policy: its
-    controller stops at 0.09 m and turns in place to the goal heading, for up to 20 s, and these
-    standing frames outnumber the approach's last 0.3 m about five to one. A regression trained on
-    them learns to slow down well before 0.09 m, and stopped 0.14 to 0.17 m short in closed loop.
-    The windows ending before arrival keep the stop in their action chunks.
+    ends a policy's move there (completion 'criteria': ``nav_success_radius_m``, 0.10 m, and
+    ``nav_heading_tolerance_rad``, 0.1 rad), so what the oracle does after that is never asked of
+    the policy. The oracle's controller stops at 0.09 m and turns in place to the goal heading, for
+    up to 20 s, then stands; with the heading free (``move_done_rad`` pi) the turn is dropped too
+    and the policy starts its pick facing wherever it arrived, which the oracle never does. The
+    windows ending before that keep the stop in their action chunks.
     """
     g = np.asarray(goal, dtype=float)
     col = {n: i for i, n in enumerate(GOAL_NAMES)}
     has_goal = np.hypot(g[:, col["goal_cos"]], g[:, col["goal_sin"]]) > 0.5
+    heading = np.abs(np.arctan2(g[:, col["goal_sin"]], g[:, col["goal_cos"]]))
     arrived = (g[:, col["is_move"]] == 1.0) & has_goal & (g[:, col["goal_dist"]] <= move_done_m)
-    return ~arrived
+    return ~(arrived & (heading <= move_done_rad))
 
 
 def find_bags(collection: str | Path) -> list[Path]:
@@ -213,7 +221,7 @@ def _read_episode(bag: Path, part: Path, config: DatasetConfig) -> int:
         state=frames.state.astype(np.float32),
         action=frames.action.astype(np.float32),
         step_text=np.asarray(frames.step, dtype=str),
-        sampled=sampled_frames(frames.goal, config.move_done_m),
+        sampled=sampled_frames(frames.goal, config.move_done_m, config.move_done_rad),
         **{f"images_{c}": frames.images[c] for c in cameras},
     )
     return len(frames)

@@ -65,6 +65,7 @@ __all__ = [
     "encode_actions",
     "goal_features",
     "gripper_opening",
+    "hold_idle",
     "path_point",
     "planar_from_transform",
     "policy_state",
@@ -341,3 +342,24 @@ def decode_action(kind: str, action: Any, ee_p: Any, ee_q: Any) -> F64:
     a[:, 2:5] = ee_p + a[:, 2:5]
     a[:, 5:9] = _wxyz(_rotation(ee_q) * _rotation(dq))
     return a[0]
+
+
+def hold_idle(action: Any, kind: str, start_p: Any, start_q: Any, start_gripper: float) -> F64:
+    """A decoded action (10,) with what the oracle never moves in a ``kind`` step held.
+
+    In a move, the arm's target and the gripper stay where they were at the step's start
+    (``start_p``, ``start_q`` wxyz, ``start_gripper``: the last command, made open or closed); in a pick or
+    place, the base stands. In the collected data these hold in every frame: within each move the
+    oracle's arm target moves under 0.4 mm and its gripper command not at all (the target lies within
+    7.3 mm of the end-effector at the move's start), and (v, ω) are exactly 0 in every pick and
+    place frame. A regression's small errors there drive the robot into states the data never hold
+    (the arm 0.1 to 0.4 m off its rest, the gripper closed before a pick, the base turning in it).
+    """
+    a = np.asarray(action, dtype=float).copy()
+    if kind == "move":
+        a[2:5] = np.asarray(start_p, dtype=float)
+        a[5:9] = np.asarray(start_q, dtype=float)
+        a[9] = 1.0 if start_gripper >= GRIPPER_SPLIT else 0.0
+    elif kind in ("pick", "place"):
+        a[0:2] = 0.0
+    return a

@@ -10,7 +10,9 @@ Each action is Kitchen-R's action point: (v, ω) go to /cmd_vel; the end-effecto
 (base_link) and gripper opening become /arm/joint_command through the arm's kinematics: RMPflow
 (position and orientation leaves, no obstacles) follows the target at ``arm_rate_hz``.
 
-Between steps (no step running) it commands zero velocity and holds the arm. The task executor
+Between steps (no step running) it commands zero velocity and holds the arm. With ``hold_idle``
+(default) it also holds what the oracle never moves in a step: the arm and gripper in a move (as
+at the move's start), the base in a pick or place (observations.hold_idle). The task executor
 judges the steps on ground truth (its ``completion: criteria``); this node reports no status.
 
 The observation is the run's preset (galley_learning.policy.observations): for ``goal`` the node
@@ -41,6 +43,7 @@ from galley_learning.policy.observations import (
     decode_action,
     goal_features,
     gripper_opening,
+    hold_idle,
     planar_from_transform,
     policy_state,
     step_kind,
@@ -63,6 +66,11 @@ class DiffusionPolicyConfig(Config):
     seed: int = param(0, "seed of the diffusion sampler", ge=0)
     posture: tuple[float, ...] = param(
         (0.0, -0.6, 1.6, 0.0, 0.57, 0.0), "RMPflow's joint-space posture target", unit="rad"
+    )
+    hold_idle: bool = param(
+        True,
+        "hold what the oracle never moves in a step: in a move the arm and gripper as at its start, in "
+        "a pick or place the base (observations.hold_idle); false: every action dimension as learned",
     )
     map_frame: str = param("map", "the frame of the executor's goals and the objects' TF frames")
     base_frame: str = param("base_link", "the robot's base frame")
@@ -113,6 +121,10 @@ class DiffusionPolicyNode(Node):
         self.joints: Any = None
         self.odom: Any = None
         self.step_text = ""
+        self.gripper_command: float | None = None  # the last action's
+        self.step_start: tuple[Any, Any, float] | None = (
+            None  # ee_p, ee_q, gripper at the step's first action
+        )
         self.goals = GoalTracker()
         self.target: np.ndarray[Any, Any] | None = None  # x y z qw qx qy qz gripper, base_link
         self.rmp_state: RmpState | None = None
@@ -154,6 +166,7 @@ class DiffusionPolicyNode(Node):
             self.frames[-1]["goal"] = self._goal(self.frames[-1]["ee_p"])
 
     def on_episode_event(self, msg: Any) -> None:
+        self.step_start = None
         if msg.kind == STEP_STARTED:
             self.step_text = str(msg.step)
             self.queue.clear()  # a new step: plan afresh
@@ -228,6 +241,13 @@ class DiffusionPolicyNode(Node):
             self.queue.extend(chunk[:steps])
             self.chunks += 1
         action = decode_action(self.policy.config.actions, self.queue.popleft(), frame["ee_p"], frame["ee_q"])
+        if self.config.hold_idle:
+            if self.step_start is None:  # the step's first frame: what a move holds
+                # The gripper as last commanded: its opening around a held bowl can read open.
+                grip = frame["gripper"] if self.gripper_command is None else self.gripper_command
+                self.step_start = (frame["ee_p"].copy(), frame["ee_q"].copy(), grip)
+            action = hold_idle(action, step_kind(self.step_text), *self.step_start)
+        self.gripper_command = float(action[9])
         v, w = float(action[0]), float(action[1])
         self.publish("cmd_vel", self.msg("geometry_msgs/msg/Twist", linear={"x": v}, angular={"z": w}))
         self.target = np.asarray(action[2:], dtype=float)
