@@ -89,17 +89,31 @@ def _check_messages() -> Check:
 
 
 def _check_ros2() -> Check:
+    fix = (
+        "to run nodes under ROS 2: source /opt/ros/jazzy/setup.bash (or humble), then colcon build "
+        "this workspace and source install/setup.bash"
+    )
     try:
         rclpy = importlib.import_module("rclpy")
-        importlib.import_module("rosidl_runtime_py")
-        importlib.import_module("tf2_ros")
     except ImportError as err:
         return Check(
             "ros2 (rclpy)",
             False,
             f"not importable ({err}); the embedded host runs without it",
-            "to run nodes under ROS 2: source /opt/ros/jazzy/setup.bash (or humble), then colcon build "
-            "this workspace and source install/setup.bash",
+            fix,
+            required=False,
+        )
+    try:
+        importlib.import_module("rosidl_runtime_py")
+        importlib.import_module("tf2_ros")
+    except ImportError as err:
+        where = os.path.dirname(rclpy.__file__)
+        return Check(
+            "ros2 (rclpy)",
+            False,
+            f"rclpy from {where} imports (PyPI's wheels: the ROS 2 host's tests run on it), but not a full "
+            f"ROS 2 ({err}): ros2 launch, tf2_ros and galley_msgs' classes are missing",
+            fix,
             required=False,
         )
     distro = os.environ.get("ROS_DISTRO", "unknown distro")
