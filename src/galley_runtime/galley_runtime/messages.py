@@ -31,6 +31,7 @@ __all__ = [
     "MessageError",
     "backend",
     "byte_value",
+    "duration_msg",
     "message_class",
     "new",
     "time_msg",
@@ -87,6 +88,12 @@ def time_msg(time_ns: int) -> Any:
     """``builtin_interfaces/msg/Time`` for integer nanoseconds."""
     sec, nanosec = divmod(int(time_ns), 1_000_000_000)
     return message_class("builtin_interfaces/msg/Time")(sec=sec, nanosec=nanosec)
+
+
+def duration_msg(duration_ns: int) -> Any:
+    """``builtin_interfaces/msg/Duration`` for integer nanoseconds."""
+    sec, nanosec = divmod(int(duration_ns), 1_000_000_000)
+    return message_class("builtin_interfaces/msg/Duration")(sec=sec, nanosec=nanosec)
 
 
 def time_ns_from_msg(stamp: Any) -> int:

@@ -29,6 +29,7 @@ from galley_core.config import param, sub_config
 from galley_core.geometry import Pose2D
 from galley_core.navigation.theta_star import ThetaStar, ThetaStarConfig
 from galley_core.tf_tree import TransformError
+from galley_runtime import messages
 from galley_runtime.action_definitions import error_codes
 from galley_runtime.conversions import (
     occupancy_grid_from_msg,
@@ -158,7 +159,9 @@ class GlobalPlannerNode(Node):
             return
         path = path_msg(result.waypoints, c.map_frame, self.now_ns(), goal.theta)
         self.publish("plan", path)  # for rviz and the bags, as Nav2's planner_server publishes its paths
-        handle.succeed(self._result(path=path, planning_time=_duration(result.planning_time_s)))
+        handle.succeed(
+            self._result(path=path, planning_time=messages.duration_msg(round(result.planning_time_s * 1e9)))
+        )
 
     def _result(self, **fields: Any) -> Any:
         return self.msg(f"{_ACTION}_Result", **fields)
@@ -255,9 +258,3 @@ class _GoalError(ValueError):
     def __init__(self, message: str, code: str = "UNKNOWN") -> None:
         super().__init__(message)
         self.code = code
-
-
-def _duration(seconds: float) -> dict[str, int]:
-    """``builtin_interfaces/msg/Duration`` fields of a non-negative duration."""
-    sec, nanosec = divmod(round(seconds * 1e9), 1_000_000_000)
-    return {"sec": int(sec), "nanosec": int(nanosec)}

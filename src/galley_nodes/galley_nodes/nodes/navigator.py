@@ -22,6 +22,7 @@ from typing import Any
 
 from galley_core.config import Config, param
 from galley_core.tf_tree import TransformError
+from galley_runtime import messages
 from galley_runtime.action_definitions import error_codes
 from galley_runtime.actions import STATUS_CANCELED, STATUS_SUCCEEDED, ClientGoal, status_name
 from galley_runtime.node import Calls, Node, ServerGoal, Serves
@@ -93,8 +94,8 @@ class NavigatorNode(Node):
         distance, speed = float(feedback.distance_to_goal), float(feedback.speed)
         remaining = distance / speed if speed > 0.01 else 0.0
         fields: dict[str, Any] = {
-            "navigation_time": _duration_ns(now - goal.accepted_ns),
-            "estimated_time_remaining": _duration_ns(round(remaining * 1e9)),
+            "navigation_time": messages.duration_msg(max(0, now - goal.accepted_ns)),
+            "estimated_time_remaining": messages.duration_msg(round(remaining * 1e9)),
             "distance_remaining": distance,
         }
         try:
@@ -150,8 +151,3 @@ class NavigatorNode(Node):
             self._release()
         if handle.active and how == "canceled":
             handle.canceled(self.msg(f"{_NAVIGATE}_Result", error_code=CODES["NONE"]))
-
-
-def _duration_ns(ns: int) -> dict[str, int]:
-    sec, nanosec = divmod(max(0, int(ns)), 1_000_000_000)
-    return {"sec": sec, "nanosec": nanosec}
