@@ -206,3 +206,17 @@ def test_closed_loop_on_the_unicycle_reaches_goals_across_the_kitchen(start, goa
     assert state == ControllerState.SUCCEEDED, reason
     assert math.hypot(pose.x - goal[0], pose.y - goal[1]) <= 0.09
     assert abs(normalize_angle(pose.theta - goal[2])) < 0.1
+
+
+def test_the_progress_checker_calls_a_base_stalled_only_after_timeout_without_moving_or_turning():
+    from galley_core.navigation.diff_drive import ProgressChecker
+
+    checker = ProgressChecker(distance_m=0.1, rotation_rad=0.2, timeout_s=2.0)
+    s = 1_000_000_000
+    assert not checker.stalled(Pose2D(0.0, 0.0, 0.0), 0)
+    assert not checker.stalled(Pose2D(0.05, 0.0, 0.1), 2 * s)  # not yet past the timeout
+    assert checker.stalled(Pose2D(0.05, 0.0, 0.1), 2 * s + 1)
+    assert not checker.stalled(Pose2D(0.0, 0.0, 0.25), 3 * s)  # a turn is progress: new reference
+    assert not checker.stalled(Pose2D(0.0, 0.0, 0.25), 5 * s)
+    checker.reset()
+    assert not checker.stalled(Pose2D(1.0, 1.0, 0.0), 100 * s)  # a new goal starts afresh

@@ -48,7 +48,14 @@ from numpy.typing import NDArray
 from galley_core.config import Config, ConfigError, param
 from galley_core.geometry import Pose2D
 
-__all__ = ["ControllerState", "DiffDriveConfig", "DiffDriveController", "FollowedPath", "heading_error"]
+__all__ = [
+    "ControllerState",
+    "DiffDriveConfig",
+    "DiffDriveController",
+    "FollowedPath",
+    "ProgressChecker",
+    "heading_error",
+]
 
 
 class ControllerState(enum.IntEnum):
@@ -298,3 +305,41 @@ class DiffDriveController:
     def path(self) -> NDArray[np.float64]:
         """The waypoints being followed, ``(N, 2)`` metres (empty when none)."""
         return self._path
+
+    def remaining_length(self, pose: Pose2D) -> float:
+        """Path length from ``pose`` through the waypoints not yet reached, metres (0 with none)."""
+        rest = self._path[self.index :]
+        if len(rest) == 0:
+            return 0.0
+        along = float(sum(math.dist(a, b) for a, b in itertools.pairwise(rest)))
+        return math.hypot(rest[0][0] - pose.x, rest[0][1] - pose.y) + along
+
+
+@dataclass
+class ProgressChecker:
+    """Nav2's SimpleProgressChecker: no move of ``distance_m`` nor turn of ``rotation_rad`` in ``timeout_s``.
+
+    A base that stalls so pushes against something (a blocked path).
+
+    :meth:`reset` at each new goal; the first :meth:`stalled` call takes its pose as the reference.
+    """
+
+    distance_m: float
+    rotation_rad: float
+    timeout_s: float
+    _reference: tuple[Pose2D, int] | None = None
+
+    def reset(self) -> None:
+        """Forget the reference pose (a new goal)."""
+        self._reference = None
+
+    def stalled(self, pose: Pose2D, now_ns: int) -> bool:
+        """Whether the base has made no progress for longer than ``timeout_s`` up to ``now_ns``."""
+        if self._reference is None:
+            self._reference = (pose, now_ns)
+        ref, since = self._reference
+        turned = abs(math.remainder(pose.theta - ref.theta, math.tau))
+        if math.hypot(pose.x - ref.x, pose.y - ref.y) >= self.distance_m or turned >= self.rotation_rad:
+            self._reference = (pose, now_ns)
+            return False
+        return (now_ns - since) * 1e-9 > self.timeout_s

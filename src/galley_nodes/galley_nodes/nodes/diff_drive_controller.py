@@ -21,7 +21,6 @@ FAILED_TO_MAKE_PROGRESS when the base moves less than ``progress_distance_m`` an
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,7 @@ from galley_core.navigation.diff_drive import (
     DiffDriveConfig,
     DiffDriveController,
     FollowedPath,
+    ProgressChecker,
 )
 from galley_core.tf_tree import TransformError
 from galley_runtime import messages
@@ -89,12 +89,17 @@ class DiffDriveControllerNode(Node):
         self._driving = False
         self._goal: ServerGoal | None = None  # the follow_path goal being followed
         self._pose_failed = False  # the last failure was the robot pose's (TF_ERROR)
-        self._progress: tuple[Pose2D, int] | None = None  # pose and time of the last progress
+        self._progress = ProgressChecker(
+            config.progress_distance_m, config.progress_rotation_rad, config.progress_timeout_s
+        )
         self._pose = Pose2D()
 
     def on_config_change(self, config: DiffDriveControllerConfig) -> None:
         self.config = config
         self.controller.config = sub_config(DiffDriveConfig, config)
+        progress = self._progress
+        progress.distance_m, progress.rotation_rad = config.progress_distance_m, config.progress_rotation_rad
+        progress.timeout_s = config.progress_timeout_s
 
     def on_plan(self, msg: Any) -> None:
         points, goal_yaw = path_from_msg(msg)
@@ -131,7 +136,8 @@ class DiffDriveControllerNode(Node):
             self._path = FollowedPath(points, goal_yaw)  # else the path from /plan goes on, not restarted
         self._path_frame = request.path.header.frame_id
         self._goal_id = f"follow_path goal to ({points[-1][0]:.2f}, {points[-1][1]:.2f})"
-        self._goal, self._progress = handle, None
+        self._goal = handle
+        self._progress.reset()
         return None
 
     def _is_current(self, points: Any, goal_yaw: float | None, frame: str) -> bool:
@@ -179,17 +185,8 @@ class DiffDriveControllerNode(Node):
         elif ctrl.state == ControllerState.FAILED:
             self._end_goal("ABORTED", "TF_ERROR" if self._pose_failed else "INVALID_PATH", ctrl.reason)
         elif ctrl.state == ControllerState.ACTIVE:
-            c, pose, now = self.config, self._pose, self.now_ns()
-            if self._progress is None:
-                self._progress = (pose, now)
-            ref, since = self._progress
-            turned = abs(math.remainder(pose.theta - ref.theta, math.tau))
-            if (
-                math.hypot(pose.x - ref.x, pose.y - ref.y) >= c.progress_distance_m
-                or turned >= c.progress_rotation_rad
-            ):
-                self._progress = (pose, now)
-            elif (now - since) * 1e-9 > c.progress_timeout_s:
+            c, pose = self.config, self._pose
+            if self._progress.stalled(pose, self.now_ns()):
                 reason = (
                     f"the base moved less than progress_distance_m = {c.progress_distance_m} m and turned "
                     f"less than progress_rotation_rad = {c.progress_rotation_rad} rad in "
@@ -206,17 +203,8 @@ class DiffDriveControllerNode(Node):
                 twist = self._odom.twist.twist.linear
                 speed = math.hypot(twist.x, twist.y)
             goal.publish_feedback(
-                self.msg(f"{_ACTION}_Feedback", distance_to_goal=self._distance_left(pose), speed=speed)
+                self.msg(f"{_ACTION}_Feedback", distance_to_goal=ctrl.remaining_length(pose), speed=speed)
             )
-
-    def _distance_left(self, pose: Pose2D) -> float:
-        """Path length from ``pose`` through the waypoints not yet reached, metres."""
-        ctrl = self.controller
-        rest = ctrl.path[ctrl.index :]
-        if len(rest) == 0:
-            return 0.0
-        along = float(sum(math.dist(a, b) for a, b in itertools.pairwise(rest)))
-        return math.hypot(rest[0][0] - pose.x, rest[0][1] - pose.y) + along
 
     def on_odom(self, msg: Any) -> None:
         self._odom = msg
