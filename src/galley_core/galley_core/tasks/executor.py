@@ -115,6 +115,10 @@ class PlanRunner:
     def elapsed_s(self, now_s: float) -> float:
         return 0.0 if self.started_s is None else now_s - self.started_s
 
+    def outcomes(self) -> list[tuple[str, bool, float, str]]:
+        """Each finished step as (step, success, duration_s, reason), in order."""
+        return [(r.step, r.success, r.duration_s, r.reason) for r in self.results]
+
     def timed_out(self, now_s: float) -> bool:
         return self.started_s is not None and self.elapsed_s(now_s) > self.config.step_time_limit_s
 

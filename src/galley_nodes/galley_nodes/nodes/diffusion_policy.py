@@ -122,9 +122,8 @@ class DiffusionPolicyNode(Node):
         self.odom: Any = None
         self.step_text = ""
         self.gripper_command: float | None = None  # the last action's
-        self.step_start: tuple[Any, Any, float] | None = (
-            None  # ee_p, ee_q, gripper at the step's first action
-        )
+        # ee_p, ee_q and gripper at the step's first action: what hold_idle keeps in a move.
+        self.step_start: tuple[Any, Any, float] | None = None
         self.goals = GoalTracker()
         self.target: np.ndarray[Any, Any] | None = None  # x y z qw qx qy qz gripper, base_link
         self.rmp_state: RmpState | None = None

@@ -287,7 +287,10 @@ class TaskExecutorNode(Node):
         """The end of a move step's navigate_to_pose goal: judge the step, or fail it with the reason."""
         step = self._running()
         if step is not None and step.action == "move":
-            self._end_step(*self._criterion()) if success else self._end_step(False, reason)
+            if success:
+                self._end_step(*self._criterion())
+            else:
+                self._end_step(False, reason)
 
     def _judge(self, msg: Any) -> None:
         step = self._running()
@@ -334,8 +337,7 @@ class TaskExecutorNode(Node):
         """Ask the task planner for what remains, if a replan is left; whether one was asked for."""
         runner = self.runner
         assert runner is not None
-        done = [(r.step, r.success, r.duration_s, r.reason) for r in runner.results]
-        if not self.replans.request(done, reason):
+        if not self.replans.request(runner.outcomes(), reason):
             return False
         self._replan_ns = self.now_ns()
         objects = self.truth.locate(self.config.pick_hold_distance_m)
@@ -380,7 +382,7 @@ class TaskExecutorNode(Node):
         if runner is None:
             return
         earlier = self.replans.earlier
-        results = [(r.step, r.success, r.duration_s, r.reason) for r in runner.results]
+        results = runner.outcomes()
         self._event(EPISODE_DONE, None, "" if runner.success else "a step failed")
         self.publish(
             "task/result",
