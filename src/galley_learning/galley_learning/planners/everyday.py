@@ -16,7 +16,7 @@ and kind of relocation; :data:`EVERYDAY_OUT_OF_SCOPE` are everyday requests gall
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from galley_core.episode import sample_episode
 from galley_core.scene import Scene
@@ -179,19 +179,53 @@ def everyday_set(scene: Scene, seeds: Sequence[int], *, seed: int, typos: float 
     Styles and kinds take turns, so each appears evenly; ``typos`` of the requests have two
     neighbouring letters of one word swapped.
     """
+    return dev_entries(
+        scene,
+        seeds,
+        seed=seed,
+        prefix="everyday",
+        styles=STYLES,
+        kinds=KINDS,
+        request=everyday_request,
+        typos=typos,
+    )
+
+
+#: ``request(start zones, zone names, rng, style, kind)`` -> (text, relocations).
+Request = Callable[
+    [dict[str, str], Sequence[str], random.Random, str, str], tuple[str, list[tuple[str, str]]]
+]
+
+
+def dev_entries(
+    scene: Scene,
+    seeds: Sequence[int],
+    *,
+    seed: int,
+    prefix: str,
+    styles: Sequence[str],
+    kinds: Sequence[str],
+    request: Request,
+    typos: float | None = None,
+) -> list[SuiteEntry]:
+    """One ``request`` per episode seed, styles and kinds taking turns; gold plans from the start zones.
+
+    ``typos``: the share misspelt (:func:`misspell`), None for no draw at all; half the requests
+    start with a capital. The entries' template is ``style/kind``, their split ``everyday``.
+    """
     rng = random.Random(seed)
     entries = []
     for n, episode_seed in enumerate(seeds):
         start = {p.name: p.zone for p in sample_episode(scene, episode_seed).objects}
-        style, kind = STYLES[n % len(STYLES)], KINDS[(n // len(STYLES)) % len(KINDS)]
-        text, relocations = everyday_request(start, scene.zone_names, rng, style, kind)
-        if rng.random() < typos:
+        style, kind = styles[n % len(styles)], kinds[(n // len(styles)) % len(kinds)]
+        text, relocations = request(start, scene.zone_names, rng, style, kind)
+        if typos is not None and rng.random() < typos:
             text = misspell(text, rng)
         if rng.random() < 0.5:
             text = text[0].upper() + text[1:]
         plan = tuple(format_step(s) for s in gold_plan(relocations, start))
         entries.append(
-            SuiteEntry(f"everyday-{n:03d}", f"{style}/{kind}", "everyday", text, episode_seed, plan)
+            SuiteEntry(f"{prefix}-{n:03d}", f"{style}/{kind}", "everyday", text, episode_seed, plan)
         )
     return entries
 

@@ -17,11 +17,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from galley_core.episode import sample_episode
 from galley_core.scene import Scene
-from galley_core.tasks.grammar import format_step
-from galley_core.tasks.suite import SuiteEntry, gold_plan
-from galley_learning.planners.everyday import misspell
+from galley_core.tasks.suite import SuiteEntry
+from galley_learning.planners.everyday import dev_entries, misspell
 
 KINDS = ("replace", "to_object")
 STYLES = ("plain", "polite", "terse", "other_first", "typo", "chain")
@@ -100,16 +98,6 @@ def relation_request(
 
 def relations_set(scene: Scene, seeds: Sequence[int], *, seed: int) -> list[SuiteEntry]:
     """One swap or next-to request per episode seed; the entry's template is ``style/kind``."""
-    rng = random.Random(seed)
-    entries = []
-    for n, episode_seed in enumerate(seeds):
-        start = {p.name: p.zone for p in sample_episode(scene, episode_seed).objects}
-        style, kind = STYLES[n % len(STYLES)], KINDS[(n // len(STYLES)) % len(KINDS)]
-        text, relocations = relation_request(start, scene.zone_names, rng, style, kind)
-        if rng.random() < 0.5:
-            text = text[0].upper() + text[1:]
-        plan = tuple(format_step(s) for s in gold_plan(relocations, start))
-        entries.append(
-            SuiteEntry(f"relations-{n:03d}", f"{style}/{kind}", "everyday", text, episode_seed, plan)
-        )
-    return entries
+    return dev_entries(
+        scene, seeds, seed=seed, prefix="relations", styles=STYLES, kinds=KINDS, request=relation_request
+    )
