@@ -33,6 +33,7 @@ from galley_cli.collect import CollectConfig, collect
 from galley_cli.eval import evaluate
 from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset
 from galley_learning.policy.model import SIZES
+from galley_learning.policy.observations import ACTIONS
 from galley_learning.policy.runtime import PolicyRunner
 from galley_learning.policy.train import TrainConfig, train
 
@@ -130,7 +131,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=3_000_000, help="collection seeds: SEED + k")
     parser.add_argument("--size", default="lowdim-mlp", choices=sorted(SIZES))
     parser.add_argument("--observation", default="goal", choices=("goal", "kitchen_r", "proprio"))
-    parser.add_argument("--actions", default="delta", choices=("delta", "absolute"))
+    parser.add_argument("--actions", default="delta", choices=ACTIONS)
     parser.add_argument(
         "--move-done", type=float, default=0.10, help="no move frame this near its goal is trained on (m)"
     )

@@ -5,9 +5,9 @@
 
 Runs one recorded episode with the policy (``galley run`` with ``--policy``, completion 'criteria'),
 reads its bag into frames (galley_learning.policy.frames, the run's own observation and action
-kind) and prints, for every ``--every``-th frame of each pick (or place, ``--kind``): the object
-(a place's target) in ``base_link``, what
-the policy commanded (base twist, the arm target relative to the object, the gripper) and what the
+kind) and prints, for every ``--every``-th frame of each pick (or place, ``--kind``): the contact
+point (a pick's grasp point, a place's release point) from the end-effector, what
+the policy commanded (base twist, the arm target relative to the contact point, the gripper) and what the
 oracle commanded in the run's training data at the pick frame whose state is nearest (normalised
 by the data's standard deviation; the oracle is a state machine that cannot be asked at an
 arbitrary state, so its nearest recorded state stands in). Last line: JSON with the means.
@@ -27,19 +27,24 @@ from galley_cli.run import run_episode
 from galley_learning.policy.frames import ACTION_NAMES, episode_frames
 from galley_learning.policy.observations import state_names
 
-COLUMNS = ("v", "w", "tgt-obj x", "y", "z", "grip")
+COLUMNS = ("v", "w", "tgt-contact x", "y", "z", "grip")
 
 
 def _pick_rows(state: NDArray[Any], action: NDArray[Any], names: list[str], kind: str) -> NDArray[Any]:
-    """(N, 6): v, ω, the arm target minus the object point (base_link axes), gripper command."""
+    """(N, 6): v, ω, the arm target minus the step's contact point (base_link axes), gripper command.
+
+    The contact point is the grasp point of a pick, the release point of a place
+    (goals.GoalTracker.contact_point): where the oracle's target is when its gripper switches.
+    """
     col = names.index
     a = {n: action[:, i] for i, n in enumerate(ACTION_NAMES)}
-    target_ee = state[:, [col("target_ee_x"), col("target_ee_y"), col("target_ee_z")]]  # object - ee
     arm = np.stack([a["x"], a["y"], a["z"]], axis=1)
-    if kind == "delta":  # a target relative to the end-effector: target - object = delta - (object - ee)
-        offset = arm - target_ee
+    if kind == "contact":  # already relative to the contact point
+        offset = arm
+    elif kind == "delta":  # relative to the end-effector: target - contact = delta - (contact - ee)
+        offset = arm - state[:, [col("contact_ee_x"), col("contact_ee_y"), col("contact_ee_z")]]
     else:  # absolute, in base_link
-        offset = arm - state[:, [col("target_x"), col("target_y"), col("target_z")]]
+        offset = arm - state[:, [col("contact_x"), col("contact_y"), col("contact_z")]]
     return np.column_stack([a["v"], a["w"], offset, a["gripper"]])
 
 
@@ -61,7 +66,7 @@ def main() -> None:
     settings = meta["config"]
     observation, kind = settings["observation"], settings["actions"]
     names = list(meta.get("state_names") or state_names(observation))
-    if "target_ee_x" not in names:
+    if "contact_ee_x" not in names:
         parser.error(
             f"--policy {args.policy}: its observation {observation!r} holds no target; use a goal one"
         )
@@ -91,8 +96,9 @@ def main() -> None:
         policy_rows.append(_pick_rows(s[None], frames.action[i][None], names, kind)[0])
         oracle_rows.append(_pick_rows(o_state[j][None], o_action[j][None], names, kind)[0])
         if len(policy_rows) % args.every == 1:
-            obj = s[[names.index(n) for n in ("target_x", "target_y", "target_z")]]
-            print(f"t {frames.t_s[i]:6.1f} s  object in base_link ({obj[0]:.2f}, {obj[1]:.2f}, {obj[2]:.2f})")
+            at = s[[names.index(n) for n in ("contact_ee_x", "contact_ee_y", "contact_ee_z")]]
+            where = ", ".join(f"{v:+.3f}" for v in at)
+            print(f"t {frames.t_s[i]:6.1f} s  contact point from the end-effector ({where})")
             for who, row in (("policy", policy_rows[-1]), ("oracle", oracle_rows[-1])):
                 print(f"    {who}: " + "  ".join(f"{c} {v:+.3f}" for c, v in zip(COLUMNS, row, strict=True)))
     if not policy_rows:

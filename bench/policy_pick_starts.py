@@ -15,7 +15,7 @@ import math
 import sys
 
 from galley_learning.policy.frames import episode_frames
-from galley_learning.policy.observations import GOAL_NAMES
+from galley_learning.policy.goals import GOAL_NAMES
 
 COL = {n: i for i, n in enumerate(GOAL_NAMES)}
 

@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from galley_core.manipulation.phases import GraspSpec
+from galley_learning.policy.goals import GOAL_NAMES, GoalTracker, goal_features
 from galley_learning.policy.observations import (
-    GOAL_NAMES,
-    GoalTracker,
     decode_action,
     encode_actions,
-    goal_features,
     gripper_opening,
     hold_idle,
     policy_state,
@@ -102,6 +101,80 @@ def test_pick_and_place_targets_from_the_base_and_the_end_effector() -> None:
     assert (f["target_x"], f["target_y"], f["target_z"]) == pytest.approx((2.0, 0.0, 0.9), abs=1e-12)
     # a pick step while the arm goal is still the last place's: no target rather than the wrong one
     assert not goal_features("pick", (1.0, 1.0, 0.0, 0.0), tracker, objects, ee)[8:].any()
+
+
+def _contact(features: np.ndarray) -> dict[str, float]:
+    return dict(zip(GOAL_NAMES, features, strict=True))
+
+
+def test_a_pick_contact_is_the_grasp_point_turned_to_the_shoulder_and_held_once_lifted() -> None:
+    grasps = {
+        "bowl": GraspSpec((0.062, 0.0, 0.04), 0.0, symmetric=True),
+        "fork": GraspSpec((-0.03, 0.0, 0.018), math.pi / 2),
+    }
+    tracker = GoalTracker(grasps, shoulder=(0.0, 0.0, 0.9))
+    base = (1.0, 1.0, 0.0, 0.0)
+    ee = np.array([0.4, 0.0, 1.0])
+    tracker.on_arm_goal(Msg(action=0, object_name="bowl", target_pose=Msg(pose=_pose_msg(0, 0, 0, 0))))
+    f = _contact(goal_features("pick", base, tracker, {"bowl": (1.7, 1.0, 0.8, 1.0)}, ee))
+    # the rim point nearest the shoulder: 0.062 m back towards it, 0.04 m up, whatever the bowl's yaw
+    assert f["has_contact"] == 1.0
+    assert (f["contact_x"], f["contact_y"], f["contact_z"]) == pytest.approx((0.7 - 0.062, 0.0, 0.84))
+    assert (f["contact_ee_x"], f["contact_ee_z"]) == pytest.approx((0.7 - 0.062 - 0.4, -0.16))
+    # nudged on its support: followed; lifted: the grasp-time point is kept
+    f = _contact(goal_features("pick", base, tracker, {"bowl": (1.75, 1.0, 0.8, 1.0)}, ee))
+    assert f["contact_x"] == pytest.approx(0.75 - 0.062)
+    f = _contact(goal_features("pick", base, tracker, {"bowl": (1.75, 1.0, 0.9, 1.0)}, ee))
+    assert (f["contact_x"], f["contact_z"]) == pytest.approx((0.75 - 0.062, 0.84))
+    # a fork is not round: its offset turns with it; the closing direction doubled (pi-symmetric)
+    tracker.on_arm_goal(Msg(action=0, object_name="fork", target_pose=Msg(pose=_pose_msg(0, 0, 0, 0))))
+    f = _contact(goal_features("pick", base, tracker, {"fork": (1.7, 1.0, 0.8, math.pi / 2)}, ee))
+    assert (f["contact_x"], f["contact_y"], f["contact_z"]) == pytest.approx((0.7, -0.03, 0.818))
+    assert (f["closing_cos2"], f["closing_sin2"]) == pytest.approx((1.0, 0.0), abs=1e-9)
+
+
+def test_a_place_contact_keeps_the_held_offset_and_turns_a_round_object_to_the_shoulder() -> None:
+    tracker = GoalTracker({"bowl": GraspSpec((0.062, 0.0, 0.04), symmetric=True)}, shoulder=(0.0, 0.0, 0.9))
+    base = (0.0, 0.0, 0.0, 0.0)
+    held = {"bowl": (0.5, 0.2, 1.0, 0.0)}
+    ee = np.array([0.5, 0.262, 1.04])  # the tcp on the rim, 0.062 m to the bowl's left
+    unset = Msg(position=Msg(x=0.7, y=0.0, z=0.8), orientation=Msg(x=0.0, y=0.0, z=0.0, w=0.0))
+    tracker.on_arm_goal(Msg(action=1, object_name="bowl", target_pose=Msg(pose=unset)))
+    f = _contact(goal_features("place", base, tracker, held, ee))
+    # yaw left open: set down turned so that the tcp is on the shoulder's side of the target
+    assert (f["contact_x"], f["contact_y"], f["contact_z"]) == pytest.approx((0.7 - 0.062, 0.0, 0.84))
+    tracker.on_arm_goal(
+        Msg(action=1, object_name="bowl", target_pose=Msg(pose=_pose_msg(0.7, 0.0, 0.8, 0.0)))
+    )
+    f = _contact(goal_features("place", base, tracker, held, ee))
+    assert (f["contact_x"], f["contact_y"], f["contact_z"]) == pytest.approx((0.7, 0.062, 0.84))
+    # once released the tcp leaves, and the release point stays where it was
+    f = _contact(goal_features("place", base, tracker, held, ee + np.array([0.0, 0.0, 0.2])))
+    assert (f["contact_x"], f["contact_y"]) == pytest.approx((0.7, 0.062))
+
+
+def test_contact_actions_are_relative_to_the_contact_point_and_decode_to_the_same_target() -> None:
+    rng = np.random.default_rng(3)
+    n = 12
+    ee_p = rng.normal(size=(n, 3))
+    ee_q = np.roll(Rotation.random(n, random_state=4).as_quat(), 1, axis=1)
+    target_q = np.roll(Rotation.random(n, random_state=5).as_quat(), 1, axis=1)
+    target_q *= np.where(target_q[:, :1] < 0, -1.0, 1.0)
+    absolute = np.concatenate([rng.normal(size=(n, 5)), target_q, rng.integers(0, 2, size=(n, 1))], axis=1)
+    goal = np.zeros((n, len(GOAL_NAMES)))
+    col = GOAL_NAMES.index
+    arm_step = np.arange(n) % 2 == 0  # a pick or place with a contact point; a move without
+    goal[arm_step, col("has_contact")] = 1.0
+    goal[:, col("contact_x") : col("contact_z") + 1] = rng.normal(size=(n, 3))
+    contact = encode_actions("contact", absolute, ee_p, ee_q, goal)
+    anchor = np.where(arm_step[:, None], goal[:, col("contact_x") : col("contact_z") + 1], ee_p)
+    np.testing.assert_allclose(contact[:, 2:5], absolute[:, 2:5] - anchor)
+    np.testing.assert_array_equal(contact[:, 5:9], absolute[:, 5:9])  # the rotation stays absolute
+    for k in range(n):
+        decoded = decode_action("contact", contact[k], ee_p[k], ee_q[k], goal[k])
+        np.testing.assert_allclose(decoded, absolute[k], atol=1e-12)
+    with pytest.raises(ValueError, match="need the goal rows"):
+        encode_actions("contact", absolute, ee_p, ee_q)
 
 
 def test_presets_have_their_names_and_proprio_hides_the_target() -> None:

@@ -26,7 +26,8 @@ from galley_core.config import ConfigError
 from galley_core.tasks.suite import load_suite
 from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset, find_bags, sampled_frames
 from galley_learning.policy.frames import ACTION_NAMES, STATE_NAMES, episode_frames
-from galley_learning.policy.observations import GOAL_NAMES, state_names
+from galley_learning.policy.goals import GOAL_NAMES
+from galley_learning.policy.observations import state_names
 from galley_learning.policy.runtime import PolicyRunner
 from galley_learning.policy.train import TrainConfig, heldout_mse, train
 from galley_runtime.config_files import config_dirs
@@ -101,6 +102,32 @@ def test_frames_hold_kitchen_r_action_points(collection: Path) -> None:
     np.testing.assert_allclose(frames.state[:, 10:13], frames.ee_pose[:, :3])
     plan = json.loads((bag / "episode.json").read_text())["plan"]
     assert {s for s in frames.step.tolist() if s} == set(plan)
+
+
+def test_contact_point_is_where_the_oracle_grasps_and_releases(collection: Path) -> None:
+    """``contact`` actions: the oracle's arm target relative to the step's contact point.
+
+    Where the oracle's gripper closes in a pick, its target is the grasp point (the contact point,
+    0 within the arm's tracking); where it opens in a place, it is the release point, the release
+    height above where the held object stands at the target. The object's origin is neither (a
+    bowl is grasped at its rim, 6 cm off; an apple 3.7 cm above its bottom).
+    """
+    switches = {"pick": [], "place": []}
+    for bag in find_bags(collection):
+        frames = episode_frames(bag, image_size=None, cameras={}, observation="goal", actions="contact")
+        grip = frames.action[:, 9]
+        for i in range(1, len(frames)):
+            kind = str(frames.step[i]).split(" ", 1)[0]
+            closes, opens = grip[i - 1] > 0.5 >= grip[i], grip[i - 1] <= 0.5 < grip[i]
+            if frames.step[i] == frames.step[i - 1] and (
+                (kind == "pick" and closes) or (kind == "place" and opens)
+            ):
+                switches[kind].append(frames.action[i, 2:5])
+    assert switches["pick"] and switches["place"]
+    for offset in switches["pick"]:
+        assert np.linalg.norm(offset) < 0.02
+    for offset in switches["place"]:
+        assert np.linalg.norm(offset[:2]) < 0.02 and 0.0 <= offset[2] < 0.03
 
 
 def test_dataset_files_split_and_statistics(dataset: Path) -> None:

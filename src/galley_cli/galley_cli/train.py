@@ -17,6 +17,7 @@ from typing import Any
 
 from galley_cli import image_size, positive_number, seed_number, whole_number
 from galley_cli.errors import UsageError
+from galley_learning.policy.observations import ACTIONS
 
 __all__ = ["add_parser"]
 
@@ -111,9 +112,10 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--actions",
-        choices=("delta", "absolute"),
+        choices=ACTIONS,
         default="delta",
-        help="end-effector targets relative to the current pose (delta, default) or in base_link (absolute)",
+        help="end-effector targets relative to the current pose (delta, default), in base_link (absolute), "
+        "or relative to a pick's grasp point or a place's release point (contact)",
     )
     p.add_argument(
         "--move-done",

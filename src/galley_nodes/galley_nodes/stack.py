@@ -176,6 +176,7 @@ PARAMS: tuple[Param, ...] = (
     Param("recorder", "output_dir", Input("output_dir")),
     Param("recorder", "bag_name", Input("bag_name")),
     Param("arm_controller", "scene", Input("scene")),
+    Param("diffusion_policy", "scene", Input("scene")),
     Param("diffusion_policy", "run", Input("policy")),
     Param("perturber", "scale", Input("perturb")),
     Param("perturber", "seed", Input("seed")),

@@ -35,12 +35,17 @@ runs them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from galley_core.config import Config, param
+from galley_core.geometry import normalize_angle
+from galley_core.manipulation.kinematics import ArmKinematics
+from galley_core.manipulation.poses import rotz
+from galley_core.scene import ObjectSpec
 
 __all__ = [
     "PICK_PHASES",
@@ -170,6 +175,44 @@ class GraspSpec:
     offset: tuple[float, float, float]
     yaw: float = 0.0
     symmetric: bool = False
+
+
+def grasp_spec(obj: ObjectSpec) -> GraspSpec:
+    """An object's grasp as the scene file gives it (grasp_offset, grasp_yaw; round or not)."""
+    return GraspSpec(obj.grasp_offset, obj.grasp_yaw, symmetric=obj.symmetric_about_z)
+
+
+def shoulder_point(arm: ArmKinematics) -> F64:
+    """The arm's shoulder in its root frame: the first joint point off the waist axis (at zero joints)."""
+    _, _, _, points = arm.link_frames(np.zeros(arm.dof))
+    return np.asarray(points[1] if arm.dof > 1 else points[0], dtype=float)
+
+
+def turn_towards(shoulder: F64, position: F64, yaw: float, offset: F64) -> float:
+    """The turn about the vertical that points ``offset`` (object frame, at ``yaw``) at the shoulder.
+
+    Zero when the offset has no horizontal part (a grasp above the centre).
+    """
+    if math.hypot(offset[0], offset[1]) < 1e-6:
+        return 0.0
+    to_shoulder = math.atan2(shoulder[1] - position[1], shoulder[0] - position[0])
+    return normalize_angle(to_shoulder - yaw - math.atan2(offset[1], offset[0]))
+
+
+def grasp_point(grasp: GraspSpec, position: F64, yaw: float, shoulder: F64) -> tuple[F64, F64, float]:
+    """Where a pick's tcp grasps an object standing at ``position``, ``yaw`` (root frame).
+
+    A symmetric object's grasp turns about its axis to the point nearest the shoulder.
+
+    Returns:
+        The grasp point (root frame), the grasp offset as turned (object frame), and the fingers'
+        closing direction relative to the object's yaw (before the wrist picks it or its opposite).
+    """
+    offset, closing = np.asarray(grasp.offset, dtype=float), grasp.yaw
+    if grasp.symmetric:
+        turn = turn_towards(shoulder, position, yaw, offset)
+        offset, closing = rotz(turn) @ offset, closing + turn
+    return np.asarray(position + rotz(yaw) @ offset, dtype=float), offset, closing
 
 
 @dataclass(frozen=True)

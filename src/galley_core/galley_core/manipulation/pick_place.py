@@ -33,7 +33,16 @@ from numpy.typing import ArrayLike, NDArray
 from galley_core.geometry import Transform, normalize_angle, quaternion_slerp
 from galley_core.manipulation._kinematics_kernels import rotation_error
 from galley_core.manipulation.kinematics import ArmKinematics
-from galley_core.manipulation.phases import GraspSpec, Phase, PickPlaceConfig, pick_phases, place_phases
+from galley_core.manipulation.phases import (
+    GraspSpec,
+    Phase,
+    PickPlaceConfig,
+    grasp_point,
+    pick_phases,
+    place_phases,
+    shoulder_point,
+    turn_towards,
+)
 from galley_core.manipulation.poses import (
     matrix_from_quat,
     quat_from_matrix,
@@ -107,9 +116,9 @@ class PickPlace:
         self._gripper = 1.0
         self._last_tcp: F64 | None = None
         self._tcp_speed = 0.0
-        # the shoulder: the first joint point off the waist axis, for the reach test
+        # the shoulder, for the reach test and the grasp's turn; the waist axis, for the wrist's
+        self._shoulder = shoulder_point(self.arm)
         _, _, _, points = self.arm.link_frames(np.zeros(self.arm.dof))
-        self._shoulder = points[1] if self.arm.dof > 1 else points[0]
         self._waist_axis = points[0]
         tcp, _ = self.arm.tcp_pose(np.zeros(self.arm.dof))
         self._reach = float(np.linalg.norm(tcp - self._shoulder))
@@ -147,16 +156,12 @@ class PickPlace:
         c = self.config
         self._begin("pick", name, joints, now_s)
         position, yaw = upright(object_pose)
-        offset, closing = np.asarray(grasp.offset, dtype=float), grasp.yaw
-        if grasp.symmetric:
-            turn = self._turn_towards_shoulder(position, yaw, offset)
-            offset, closing = rotz(turn) @ offset, closing + turn
-        grasp_point = position + rotz(yaw) @ offset
-        above = grasp_point + np.array([0.0, 0.0, c.approach_height_m])
+        point, offset, closing = grasp_point(grasp, position, yaw, self._shoulder)
+        above = point + np.array([0.0, 0.0, c.approach_height_m])
         if self._unreachable(above, f"{name}'s grasp point"):
             return
-        closing = self._closing_within_wrist(grasp_point, yaw + closing) - yaw
-        retreat = self._retreat(grasp_point, float(position[2]), c.lift_height_m, yaw)
+        closing = self._closing_within_wrist(point, yaw + closing) - yaw
+        retreat = self._retreat(point, float(position[2]), c.lift_height_m, yaw)
         self._phases = pick_phases(c, offset, closing, retreat)
         self._grasp_offset = offset
         self._anchors = {"object": (position, yaw)}
@@ -179,7 +184,7 @@ class PickPlace:
         self._begin("place", name, joints, now_s)
         position, yaw = upright(target)
         if free_yaw:
-            yaw += self._turn_towards_shoulder(position, yaw, self._held_offset)
+            yaw += turn_towards(self._shoulder, position, yaw, self._held_offset)
         tcp_at = position + rotz(yaw) @ self._held_offset
         if self._unreachable(tcp_at + np.array([0.0, 0.0, c.approach_height_m]), "the place target"):
             return
@@ -236,16 +241,6 @@ class PickPlace:
         back = toward_base / norm * back_m if norm > 1e-6 else np.zeros(3)
         rise = max(rise_m, c.carry_height_m - bottom_z)
         return np.asarray(rotz(-yaw) @ back + np.array([0.0, 0.0, rise]), dtype=float)
-
-    def _turn_towards_shoulder(self, position: F64, yaw: float, offset: F64) -> float:
-        """The turn about the vertical that points ``offset`` (object frame, at ``yaw``) at the shoulder.
-
-        Zero when the offset has no horizontal part (a grasp above the centre).
-        """
-        if math.hypot(offset[0], offset[1]) < 1e-6:
-            return 0.0
-        to_shoulder = math.atan2(self._shoulder[1] - position[1], self._shoulder[0] - position[0])
-        return normalize_angle(to_shoulder - yaw - math.atan2(offset[1], offset[0]))
 
     def _tcp_closing_yaw(self, q: F64) -> float:
         _, rot = self.arm.tcp_pose(q)

@@ -34,20 +34,24 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from galley_core.manipulation.kinematics import ArmKinematics, load_arm
-from galley_learning.policy.observations import (
-    FINGER_OPEN_M,
+from galley_core.manipulation.phases import grasp_spec, shoulder_point
+from galley_learning.policy.goals import (
     GOAL_NAMES,
-    KITCHEN_R_NAMES,
     GoalTracker,
     Planar,
-    encode_actions,
     goal_features,
-    gripper_opening,
     planar_from_transform,
-    policy_state,
-    robot_state,
     step_kind,
 )
+from galley_learning.policy.observations import (
+    FINGER_OPEN_M,
+    KITCHEN_R_NAMES,
+    encode_actions,
+    gripper_opening,
+    policy_state,
+    robot_state,
+)
+from galley_runtime.config_files import find_scene
 from galley_sim.mjcf import ROBOT_XML
 
 __all__ = [
@@ -59,6 +63,7 @@ __all__ = [
     "ee_pose",
     "episode_frames",
     "goal_rows",
+    "goal_tracker",
     "load_robot_arm",
     "resize_images",
     "robot_state",
@@ -96,6 +101,17 @@ def load_robot_arm() -> ArmKinematics:
     return load_arm(ROBOT_XML, root_body="base_link", tcp_site="tcp")
 
 
+def goal_tracker(scene: str = "kitchen", arm: ArmKinematics | None = None) -> GoalTracker:
+    """A GoalTracker with the scene's grasps and the arm's shoulder, as the arm controller has them.
+
+    Raises:
+        SceneError: no such scene (the message lists those found).
+    """
+    found = find_scene(scene)
+    grasps = {name: grasp_spec(found.object(name)) for name in found.object_names}
+    return GoalTracker(grasps, shoulder_point(arm or load_robot_arm()))
+
+
 def ee_pose(arm: ArmKinematics, q: F64) -> tuple[F64, F64]:
     """Positions (T, 3) and w-first quaternions (T, 4, w >= 0) of the tcp for joint rows q (T, dof)."""
     positions = np.empty((len(q), 3))
@@ -123,6 +139,7 @@ def episode_frames(
     arm: ArmKinematics | None = None,
     observation: str = "kitchen_r",
     actions: str = "absolute",
+    scene: str = "kitchen",
 ) -> EpisodeFrames:
     """The frames of the bag at ``bag`` (see the module docstring).
 
@@ -133,6 +150,7 @@ def episode_frames(
         arm: the arm's kinematics (default: galley_sim's robot).
         observation: the state's preset (observations.OBSERVATIONS).
         actions: the action kind (observations.ACTIONS).
+        scene: the scene the bag was recorded in (its objects' grasps, for the contact point).
 
     Raises:
         ValueError: the bag lacks a stream the frames need (names the topic).
@@ -172,7 +190,7 @@ def episode_frames(
     cmd = np.where(data["valid/cmd_vel"][:, None], data["cmd_vel"], 0.0)
     absolute = np.concatenate([cmd, target_p, target_q, grip_cmd[:, None]], axis=1)
     steps = data["step"].astype(str)
-    goal = goal_rows(bag, data["t_s"], steps, ee_p)
+    goal = goal_rows(bag, data["t_s"], steps, ee_p, goal_tracker(scene, arm))
     moves = np.char.startswith(steps, "move ")
     if observation != "kitchen_r" and moves.any() and not goal[moves, GOAL_NAMES.index("goal_dist")].any():
         raise ValueError(
@@ -187,7 +205,7 @@ def episode_frames(
         t_s=data["t_s"],
         images=images,
         state=state,
-        action=encode_actions(actions, absolute, ee_p, ee_q),
+        action=encode_actions(actions, absolute, ee_p, ee_q, goal),
         step=steps,
         ee_pose=np.concatenate([ee_p, ee_q], axis=1),
         odom=data["odom"],
@@ -196,7 +214,9 @@ def episode_frames(
     )
 
 
-def goal_rows(bag: str | Path, t_s: F64, steps: NDArray[np.str_], ee_p: F64) -> F64:
+def goal_rows(
+    bag: str | Path, t_s: F64, steps: NDArray[np.str_], ee_p: F64, tracker: GoalTracker | None = None
+) -> F64:
     """:func:`~galley_learning.policy.observations.goal_features` at the ticks ``t_s`` (seconds) of a bag.
 
     The executor's /goal_pose and /arm/goal, the planner's /plan and the /tf transforms (map -> odom
@@ -207,7 +227,7 @@ def goal_rows(bag: str | Path, t_s: F64, steps: NDArray[np.str_], ee_p: F64) -> 
 
     from galley_runtime.embedded.rosbags_messages import deserialize  # noqa: PLC0415 (deferred: rosbags)
 
-    tracker = GoalTracker()
+    tracker = tracker or goal_tracker()
     transforms: dict[str, Planar] = {}
     objects: dict[str, Planar] = {}
     ticks = np.round(np.asarray(t_s) * 1e9).astype(np.int64)

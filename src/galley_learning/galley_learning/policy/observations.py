@@ -34,74 +34,47 @@ Action kinds: ``absolute`` (Kitchen-R's ``(v, ω, x, y, z, qw, qx, qy, qz, g)``,
 target in ``base_link``) or ``delta`` (the target relative to the current end-effector pose:
 translation in ``base_link`` axes, rotation ``q_ee⁻¹ q_target``). An absolute target almost equals the
 absolute state the policy sees, so copying the present scores well offline and does nothing
-online; a delta is zero when the arm is to stay, and what it must do otherwise.
+online; a delta is zero when the arm is to stay, and what it must do otherwise. ``contact``: the
+target's translation relative to the arm step's contact point (a pick's grasp point, a place's
+release point: :meth:`GoalTracker.contact_point`; the end-effector's where there is none, in a
+move) and its rotation absolute. The pick-and-place machine's phase targets are fixed offsets from
+that point (above it, at it, lifted from it), so each phase's action is a constant to learn, where
+an absolute target must be computed from the object's position and a delta integrates its errors.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from galley_core.geometry import yaw_from_quaternion
-from galley_runtime.conversions import path_from_msg, transform_values_from_msg
+from galley_learning.policy.goals import CONTACT, GOAL_NAMES, STEP_KINDS
 
 __all__ = [
     "ACTIONS",
     "FINGER_OPEN_M",
-    "GOAL_NAMES",
     "OBSERVATIONS",
-    "PATH_AHEAD_M",
-    "STEP_KINDS",
-    "GoalTracker",
-    "Planar",
-    "StepGoal",
     "decode_action",
     "encode_actions",
-    "goal_features",
     "gripper_opening",
     "hold_idle",
-    "path_point",
-    "planar_from_transform",
     "policy_state",
     "robot_state",
     "state_names",
-    "step_kind",
 ]
 
 F64 = NDArray[np.float64]
 
 OBSERVATIONS = ("kitchen_r", "goal", "proprio")
-ACTIONS = ("absolute", "delta")
-STEP_KINDS = ("move", "pick", "place")
+ACTIONS = ("absolute", "delta", "contact")
 FINGER_OPEN_M = 0.04  # galley_mm's finger travel: 0 (closed) to 0.04 m each
 GRIPPER_SPLIT = 0.5  # a learned gripper command at or above this opens the gripper, below closes it
-ARM_PICK, ARM_PLACE = 0, 1  # galley_msgs/ArmGoal's action constants
 
 _TEN = ("dx", "dy", "dz", "r11", "r21", "r31", "r12", "r22", "r32", "gripper")
 KITCHEN_R_NAMES = tuple(f"rel_{n}" for n in _TEN) + tuple(f"abs_{n}" for n in _TEN)
 _PROPRIO = (*(f"ee_{n}" for n in _TEN), "odom_x", "odom_y", "odom_cos", "odom_sin")
-_KIND = tuple(f"is_{k}" for k in STEP_KINDS)
-#: goal_features' values: the step kind; a move's goal in base_link (x, y, heading, distance); the
-#: pick's object or the place's target point in base_link and from the end-effector; its yaw.
-GOAL_NAMES = (
-    *_KIND,
-    *("goal_x", "goal_y", "goal_cos", "goal_sin", "goal_dist"),
-    *("target_x", "target_y", "target_z", "target_ee_x", "target_ee_y", "target_ee_z"),
-    *("target_cos", "target_sin"),
-    *("path_x", "path_y", "path_cos", "path_sin", "path_far_x", "path_far_y"),
-)
-#: How far ahead along /plan the two path points lie: the controller's waypoint switching distance
-#: (galley_core.navigation.diff_drive's switch_distance_m, the waypoint it steers to) and further on.
-PATH_AHEAD_M = (0.35, 1.0)
-
-#: (x, y, z, yaw) of a frame in its parent, metres and radians.
-Planar = tuple[float, float, float, float]
 
 
 def state_names(observation: str) -> tuple[str, ...]:
@@ -111,7 +84,7 @@ def state_names(observation: str) -> tuple[str, ...]:
     if observation == "goal":
         return (*_PROPRIO, *GOAL_NAMES)
     if observation == "proprio":
-        return (*_PROPRIO, *_KIND)
+        return (*_PROPRIO, *GOAL_NAMES[: len(STEP_KINDS)])
     raise ValueError(f"observation {observation!r}: choose {', '.join(OBSERVATIONS)}")
 
 
@@ -125,117 +98,6 @@ def gripper_opening(fingers: Any) -> F64:
     count = finite.sum(axis=-1)
     mean = np.where(finite, f, 0.0).sum(axis=-1) / np.maximum(count, 1)
     return np.where(count > 0, np.clip(mean / FINGER_OPEN_M, 0.0, 1.0), 1.0)
-
-
-def step_kind(text: str) -> str:
-    """The kind of a plan step (``move``, ``pick``, ``place``), "" for none or another."""
-    word = text.split(" ", 1)[0] if text else ""
-    return word if word in STEP_KINDS else ""
-
-
-def planar_from_transform(msg: Any) -> Planar:
-    """(x, y, z, yaw) of a geometry_msgs/Transform(Stamped)."""
-    x, y, z, qx, qy, qz, qw = transform_values_from_msg(msg)
-    return (x, y, z, yaw_from_quaternion((qx, qy, qz, qw)))
-
-
-@dataclass
-class StepGoal:
-    """What the executor last asked for, in ``map``: a move's goal pose, an arm goal."""
-
-    move_goal: tuple[float, float, float] | None = None  # x, y (m), yaw (rad) of /goal_pose
-    arm_action: int = -1  # ArmGoal.action of /arm/goal (PICK 0, PLACE 1); -1 none yet
-    object_name: str = ""  # the object to pick or the held one to place
-    place_target: tuple[float, float, float] | None = None  # x, y, z (m) of a PLACE's target_pose
-    path: F64 | None = None  # (N, 2) the global planner's /plan in map, for the move goal above
-
-
-class GoalTracker:
-    """Follows the executor's goal topics, as the oracle nodes do (the latest goal of each kind)."""
-
-    def __init__(self) -> None:
-        self.goal = StepGoal()
-
-    def on_goal_pose(self, msg: Any) -> None:
-        p, q = msg.pose.position, msg.pose.orientation
-        self.goal.move_goal = (p.x, p.y, yaw_from_quaternion((q.x, q.y, q.z, q.w)))
-        self.goal.path = None  # the planner answers a new goal with a new /plan
-
-    def on_plan(self, msg: Any) -> None:
-        """The global planner's path (nav_msgs/Path in map); an empty one cancels."""
-        points, _ = path_from_msg(msg)
-        finite = len(points) > 0 and bool(np.all(np.isfinite(points)))
-        self.goal.path = points if finite else None
-
-    def on_arm_goal(self, msg: Any) -> None:
-        self.goal.arm_action = int(msg.action)
-        self.goal.object_name = str(msg.object_name)
-        p = msg.target_pose.pose.position
-        self.goal.place_target = (p.x, p.y, p.z) if int(msg.action) == ARM_PLACE else None
-
-    def target(self, kind: str, objects: Mapping[str, Planar]) -> Planar | None:
-        """The point the running step acts on, in map: the object to pick, the place target."""
-        g = self.goal
-        held = objects.get(g.object_name)
-        if kind == "pick" and g.arm_action == ARM_PICK and held is not None:
-            return held
-        if kind == "place" and g.arm_action == ARM_PLACE and g.place_target is not None:
-            return (*g.place_target, held[3] if held is not None else 0.0)
-        return None
-
-
-def _in_base(base: Planar | F64, x: float, y: float) -> tuple[float, float]:
-    c, s = math.cos(base[3]), math.sin(base[3])
-    dx, dy = x - base[0], y - base[1]
-    return c * dx + s * dy, -s * dx + c * dy
-
-
-def path_point(path: F64, base_map: Planar | F64, ahead_m: float) -> tuple[float, float]:
-    """The point of ``path`` (N, 2, map) the base steers to, in base_link.
-
-    As the path follower picks its waypoint (the first one not yet within ``ahead_m``), but without
-    its memory: from the waypoint nearest the base, the first at least ``ahead_m`` away; the last
-    waypoint when none is.
-    """
-    d = np.hypot(path[:, 0] - base_map[0], path[:, 1] - base_map[1])
-    nearest = int(np.argmin(d))
-    far = np.nonzero(d[nearest:] >= ahead_m)[0]
-    x, y = path[nearest + int(far[0]) if len(far) else len(path) - 1]
-    return _in_base(base_map, float(x), float(y))
-
-
-def goal_features(
-    kind: str, base_map: Planar, tracker: GoalTracker, objects: Mapping[str, Planar], ee_p: Any
-) -> F64:
-    """The running step's target in the robot's frame (GOAL_NAMES); zeros where a part does not apply.
-
-    Args:
-        kind: the step's kind (:func:`step_kind`).
-        base_map: base_link in map (TF), (x, y, z, yaw).
-        tracker: the executor's goals.
-        objects: object name -> its pose in map (TF ``object/<name>``).
-        ee_p: (3,) end-effector position in base_link.
-    """
-    out = np.zeros(len(GOAL_NAMES))
-    if kind in STEP_KINDS:
-        out[STEP_KINDS.index(kind)] = 1.0
-    goal = tracker.goal.move_goal
-    if kind == "move" and goal is not None:
-        gx, gy = _in_base(base_map, goal[0], goal[1])
-        heading = goal[2] - base_map[3]
-        out[3:8] = (gx, gy, math.cos(heading), math.sin(heading), math.hypot(gx, gy))
-        path = tracker.goal.path
-        if path is not None:
-            (px, py), far = (path_point(path, base_map, a) for a in PATH_AHEAD_M)
-            bearing = math.atan2(py, px)
-            out[16:22] = (px, py, math.cos(bearing), math.sin(bearing), *far)
-    target = tracker.target(kind, objects)
-    if target is not None:
-        tx, ty = _in_base(base_map, target[0], target[1])
-        point = np.array([tx, ty, target[2] - base_map[2]])
-        yaw = target[3] - base_map[3]
-        out[8:16] = (*point, *(point - np.asarray(ee_p, dtype=float)), math.cos(yaw), math.sin(yaw))
-    return out
 
 
 def _ten(rotation: Rotation, translation: F64, gripper: F64) -> F64:
@@ -305,42 +167,63 @@ def _wxyz(rotation: Rotation) -> F64:
     return wxyz * np.where(wxyz[:, :1] < 0, -1.0, 1.0)  # one sign per orientation
 
 
-def encode_actions(kind: str, action: F64, ee_p: F64, ee_q: F64) -> F64:
+def _anchor(kind: str, ee_p: F64, goal: Any) -> F64:
+    """Per row, the point an action's translation is relative to.
+
+    The end-effector's (``delta``), or the contact point where a row has one and the
+    end-effector's elsewhere (``contact``).
+    """
+    if kind == "delta":
+        return ee_p
+    if goal is None:
+        raise ValueError("actions 'contact' need the goal rows (goal_features) beside the end-effector pose")
+    goal = np.asarray(goal, dtype=float).reshape(len(ee_p), -1)
+    has = goal[:, CONTACT : CONTACT + 1] > 0.5
+    # the contact point in base_link, from goal_features' contact_x, contact_y, contact_z
+    return np.where(has, goal[:, CONTACT + 1 : CONTACT + 4], ee_p)
+
+
+def encode_actions(kind: str, action: F64, ee_p: F64, ee_q: F64, goal: Any = None) -> F64:
     """Absolute action points (T, 10) as the action kind ``kind`` (``ACTIONS``) learns them.
 
     Args:
         action: (T, 10) ``(v, ω, x, y, z, qw, qx, qy, qz, g)``, the target in base_link.
         ee_p, ee_q: (T, 3), (T, 4) the measured end-effector pose at each action's frame.
+        goal: (T, len(GOAL_NAMES)) goal_features rows at each action's frame (``contact`` only).
     """
     action = np.asarray(action, dtype=float)
     if kind == "absolute":
         return action.copy()
-    if kind != "delta":
+    if kind not in ACTIONS:
         raise ValueError(f"actions {kind!r}: choose {', '.join(ACTIONS)}")
+    ee_p = np.asarray(ee_p, dtype=float)
     out = action.copy()
-    out[:, 2:5] = action[:, 2:5] - ee_p
-    out[:, 5:9] = _wxyz(_rotation(ee_q).inv() * _rotation(action[:, 5:9]))
+    out[:, 2:5] = action[:, 2:5] - _anchor(kind, ee_p, goal)
+    if kind == "delta":
+        out[:, 5:9] = _wxyz(_rotation(ee_q).inv() * _rotation(action[:, 5:9]))
     return out
 
 
-def decode_action(kind: str, action: Any, ee_p: Any, ee_q: Any) -> F64:
+def decode_action(kind: str, action: Any, ee_p: Any, ee_q: Any, goal: Any = None) -> F64:
     """One learned action (10,) as Kitchen-R's absolute action point, at the measured pose ``ee_p, ee_q``.
 
-    The gripper command is made open (1) or closed (0), as the oracle's always is: a regression's
-    0.88 partly closes the gripper, the policy then sees a gripper that only a pick closes, and
-    predicts it closing on (measured: closed within 4 s of a move's start).
+    ``goal``: this frame's goal_features row (``contact`` actions only). The gripper command is
+    made open (1) or closed (0), as the oracle's always is: a regression's 0.88 partly closes the
+    gripper, the policy then sees a gripper that only a pick closes, and predicts it closing on
+    (measured: closed within 4 s of a move's start).
     """
     a = np.asarray(action, dtype=float).reshape(1, -1).copy()
     a[0, 9] = 1.0 if a[0, 9] >= GRIPPER_SPLIT else 0.0
     if kind == "absolute":
         return a[0]
-    if kind != "delta":
+    if kind not in ACTIONS:
         raise ValueError(f"actions {kind!r}: choose {', '.join(ACTIONS)}")
     ee_p = np.asarray(ee_p, dtype=float).reshape(1, 3)
-    ee_q = np.asarray(ee_q, dtype=float).reshape(1, 4)
-    dq = a[:, 5:9] / max(float(np.linalg.norm(a[0, 5:9])), 1e-9)
-    a[:, 2:5] = ee_p + a[:, 2:5]
-    a[:, 5:9] = _wxyz(_rotation(ee_q) * _rotation(dq))
+    a[:, 2:5] = _anchor(kind, ee_p, goal) + a[:, 2:5]
+    if kind == "delta":
+        ee_q = np.asarray(ee_q, dtype=float).reshape(1, 4)
+        dq = a[:, 5:9] / max(float(np.linalg.norm(a[0, 5:9])), 1e-9)
+        a[:, 5:9] = _wxyz(_rotation(ee_q) * _rotation(dq))
     return a[0]
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from galley_core.config import ConfigError, param, sub_config
 from galley_core.geometry import Transform
 from galley_core.manipulation.kinematics import KinematicsError, load_arm
-from galley_core.manipulation.phases import GraspSpec, PickPlaceConfig
+from galley_core.manipulation.phases import PickPlaceConfig, grasp_spec
 from galley_core.manipulation.pick_place import PickPlace, PickPlaceState
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig
 from galley_core.scene import SceneError
@@ -147,9 +147,7 @@ class ArmControllerNode(Node):
             return f"cannot place {name!r}: the gripper {holding}; pick {name!r} first"
         self._obstacles = self._scene_obstacles(name)
         if msg.action == ARM_PICK:
-            spec = self.scene.object(name)
-            grasp = GraspSpec(spec.grasp_offset, spec.grasp_yaw, symmetric=spec.symmetric_about_z)
-            self.machine.start_pick(name, grasp, object_pose, q, self.now_s())
+            self.machine.start_pick(name, grasp_spec(self.scene.object(name)), object_pose, q, self.now_s())
             return ""
         target, problem = self._place_target(msg.target_pose, object_pose)
         if target is None:

@@ -34,20 +34,11 @@ import numpy as np
 
 from galley_core.config import Config, ConfigError, param
 from galley_core.manipulation.rmpflow import RmpFlow, RmpState
+from galley_core.scene import SceneError
 from galley_core.tf_tree import TransformError
-from galley_learning.policy.frames import ee_pose, load_robot_arm
-from galley_learning.policy.observations import (
-    GOAL_NAMES,
-    GoalTracker,
-    Planar,
-    decode_action,
-    goal_features,
-    gripper_opening,
-    hold_idle,
-    planar_from_transform,
-    policy_state,
-    step_kind,
-)
+from galley_learning.policy.frames import ee_pose, goal_tracker, load_robot_arm
+from galley_learning.policy.goals import GOAL_NAMES, Planar, goal_features, planar_from_transform, step_kind
+from galley_learning.policy.observations import decode_action, gripper_opening, hold_idle, policy_state
 from galley_nodes.nodes.arm_controller import FINGERS
 from galley_runtime.conversions import image_from_msg, joint_positions_from_msg, joint_state_msg, odom_row
 from galley_runtime.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
@@ -72,6 +63,7 @@ class DiffusionPolicyConfig(Config):
         "hold what the oracle never moves in a step: in a move the arm and gripper as at its start, in "
         "a pick or place the base (observations.hold_idle); false: every action dimension as learned",
     )
+    scene: str = param("kitchen", "scene name (config/scenes/<name>.yaml) or path: the objects' grasps")
     map_frame: str = param("map", "the frame of the executor's goals and the objects' TF frames")
     base_frame: str = param("base_link", "the robot's base frame")
 
@@ -124,7 +116,10 @@ class DiffusionPolicyNode(Node):
         self.gripper_command: float | None = None  # the last action's
         # ee_p, ee_q and gripper at the step's first action: what hold_idle keeps in a move.
         self.step_start: tuple[Any, Any, float] | None = None
-        self.goals = GoalTracker()
+        try:
+            self.goals = goal_tracker(config.scene, self.arm)
+        except SceneError as err:
+            raise ConfigError("scene", config.scene, str(err)) from None
         self.target: np.ndarray[Any, Any] | None = None  # x y z qw qx qy qz gripper, base_link
         self.rmp_state: RmpState | None = None
         self.chunks = 0
@@ -239,7 +234,9 @@ class DiffusionPolicyNode(Node):
             steps = self.config.action_steps or self.policy.config.action_steps
             self.queue.extend(chunk[:steps])
             self.chunks += 1
-        action = decode_action(self.policy.config.actions, self.queue.popleft(), frame["ee_p"], frame["ee_q"])
+        action = decode_action(
+            self.policy.config.actions, self.queue.popleft(), frame["ee_p"], frame["ee_q"], frame["goal"]
+        )
         if self.config.hold_idle:
             if self.step_start is None:  # the step's first frame: what a move holds
                 # The gripper as last commanded: its opening around a held bowl can read open.
