@@ -20,6 +20,9 @@ from typing import Any
 class LaunchConfiguration:
     name: str
 
+    def perform(self, context: Any) -> str:
+        return str(context.launch_configurations[self.name])
+
 
 @dataclass
 class PythonExpression:
@@ -44,6 +47,12 @@ class DeclareLaunchArgument:
 
 
 @dataclass
+class OpaqueFunction:
+    function: Any
+    condition: Any = None
+
+
+@dataclass
 class Node:
     package: str
     executable: str
@@ -62,7 +71,7 @@ class LaunchDescription:
 
 _MODULES = {
     "launch": {"LaunchDescription": LaunchDescription},
-    "launch.actions": {"DeclareLaunchArgument": DeclareLaunchArgument},
+    "launch.actions": {"DeclareLaunchArgument": DeclareLaunchArgument, "OpaqueFunction": OpaqueFunction},
     "launch.conditions": {"IfCondition": IfCondition, "UnlessCondition": UnlessCondition},
     "launch.substitutions": {
         "LaunchConfiguration": LaunchConfiguration,
@@ -119,12 +128,31 @@ def _holds(condition: Any, args: dict[str, str]) -> bool:
     return truth if isinstance(condition, IfCondition) else not truth
 
 
+def arguments_with(description: LaunchDescription, given: dict[str, str] | None = None) -> dict[str, str]:
+    """Every launch argument's value: ``given``, else its declared default."""
+    return {name: a.default_value for name, a in arguments(description).items()} | (given or {})
+
+
+def running(description: LaunchDescription, given: dict[str, str] | None = None) -> list[Node]:
+    """Every node (of any package) whose condition holds for the launch arguments ``given``."""
+    args = arguments_with(description, given)
+    return [e for e in description.entities if isinstance(e, Node) and _holds(e.condition, args)]
+
+
+def perform_opaque_functions(description: LaunchDescription, given: dict[str, str] | None = None) -> None:
+    """Run the description's OpaqueFunctions as launch would (they raise where launch would stop)."""
+    context = types.SimpleNamespace(launch_configurations=arguments_with(description, given))
+    for e in description.entities:
+        if isinstance(e, OpaqueFunction) and _holds(e.condition, context.launch_configurations):
+            e.function(context)
+
+
 def started(description: LaunchDescription, given: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """Galley node -> its parameters (the dicts of ``parameters``, merged) for the launch arguments.
 
     ``given`` sets launch arguments; the others take their declared defaults.
     """
-    args = {name: a.default_value for name, a in arguments(description).items()} | (given or {})
+    args = arguments_with(description, given)
     out = {}
     for node in galley_nodes(description):
         if not _holds(node.condition, args):

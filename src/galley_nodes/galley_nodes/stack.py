@@ -19,6 +19,8 @@ from typing import Any, Literal
 __all__ = [
     "CAMERA_TOPICS",
     "GRAPHS",
+    "NAV2_APT",
+    "NAV2_NODES",
     "NODES",
     "PARAMS",
     "REMAPS",
@@ -27,6 +29,7 @@ __all__ = [
     "Choice",
     "Input",
     "Mode",
+    "Nav2Node",
     "Param",
     "RatesWithout",
     "Remap",
@@ -35,6 +38,7 @@ __all__ = [
     "flags",
     "launch_parameters",
     "modes",
+    "nav2_nodes",
     "nodes",
     "open_nodes",
     "parameters",
@@ -60,6 +64,7 @@ class Mode:
     markers: bool = False  # scene_markers draws the scene for rviz2 (the ROS 2 bring-ups)
     perturb: bool = False  # perturber adds noise to the oracle's commands (galley collect --perturb)
     inject: bool = False  # failure_injector disturbs the episode once (galley eval --inject; MuJoCo only)
+    nav2: bool = False  # Nav2's planner_server and controller_server for galley's (ROS 2 only: nav2:=true)
 
     def __post_init__(self) -> None:
         choices = {"graph": GRAPHS, "simulator": ("mujoco", "isaac"), "driver": ("oracle", "policy")}
@@ -68,6 +73,11 @@ class Mode:
                 raise ValueError(f"Mode.{name} = {getattr(self, name)!r}: one of {', '.join(allowed)}")
         if self.inject and self.simulator != "mujoco":
             raise ValueError("failures are injected through MuJoCo's /sim/teleport: inject=True needs it")
+        if self.nav2 and (self.driver != "oracle" or self.graph == "square"):
+            raise ValueError(
+                "nav2=True: Nav2's servers drive the oracle's moves over the map; a policy drives the base "
+                "itself (on galley's /plan), and the square graph has no map"
+            )
 
 
 def flags(mode: Mode) -> dict[str, bool]:
@@ -83,6 +93,9 @@ def flags(mode: Mode) -> dict[str, bool]:
         "markers": mode.markers,
         "perturb": mode.perturb,
         "inject": mode.inject,
+        "nav2": mode.nav2,  # Nav2's servers run (NAV2_NODES)
+        "galley_planner": not mode.nav2,  # galley's Theta* serves compute_path_to_pose and /goal_pose
+        "galley_controller": mode.driver == "oracle" and not mode.nav2,  # ... and its follower follow_path
     }
 
 
@@ -139,9 +152,10 @@ NODES: tuple[StackNode, ...] = (
     StackNode("scene_markers", KITCHEN, when="markers"),
     StackNode("map_server", DRIVEN),
     # the policy too: its `goal` observation holds points of the planner's /plan (galley_learning)
-    StackNode("global_planner", DRIVEN),
-    StackNode("diff_drive_controller", DRIVEN, when="oracle"),
-    StackNode("navigator", DRIVEN, when="oracle"),  # navigate_to_pose, for rviz2 and Nav2's clients
+    StackNode("global_planner", DRIVEN, when="galley_planner"),
+    StackNode("diff_drive_controller", DRIVEN, when="galley_controller"),
+    # navigate_to_pose, for rviz2 and Nav2's clients: over galley's planner and controller, or Nav2's
+    StackNode("navigator", DRIVEN, when="oracle"),
     StackNode("arm_controller", KITCHEN, when="oracle"),
     StackNode("diffusion_policy", KITCHEN, when="policy"),
     StackNode("perturber", KITCHEN, when="perturb"),
@@ -153,6 +167,29 @@ NODES: tuple[StackNode, ...] = (
     StackNode("square_driver", ("square",)),
     StackNode("trajectory_logger", ("square",)),
 )
+
+
+@dataclass(frozen=True)
+class Nav2Node:
+    """A node of Nav2 (C++, ROS 2 only) that runs where the ``nav2`` flag holds."""
+
+    package: str
+    executable: str
+    name: str  # the ROS node name, its section in config/nav2.yaml
+    managed: bool = True  # a lifecycle node the lifecycle manager configures and activates
+
+
+#: Nav2's servers under the action names galley's serve (compute_path_to_pose, follow_path), so that
+#: the navigator's goals go through them, and the lifecycle manager that activates them; their
+#: parameters are config/nav2.yaml's (kitchen_sim.launch.py nav2:=true). The embedded host cannot
+#: run them: Mode.nav2 is for the ROS 2 bring-up only.
+NAV2_NODES: tuple[Nav2Node, ...] = (
+    Nav2Node("nav2_planner", "planner_server", "planner_server"),
+    Nav2Node("nav2_controller", "controller_server", "controller_server"),
+    Nav2Node("nav2_lifecycle_manager", "lifecycle_manager", "lifecycle_manager_navigation", managed=False),
+)
+#: The Debian package that installs them (and nav2_msgs) on Jazzy.
+NAV2_APT = "ros-jazzy-navigation2"
 
 #: Topics the simulator publishes only with its cameras on (the top-down image is always there).
 CAMERA_TOPICS = (
@@ -229,6 +266,11 @@ UNPRODUCED: tuple[Unproduced, ...] = (
     Unproduced("/arm/joint_command", "nothing drives the arm in the tour", graph="tour"),
     Unproduced("/sim/teleport", "the task executor's teleport_on_failure, absent in the tour", graph="tour"),
     Unproduced("/sim/render_top_down", "the task planner's, to replan; absent in the tour", graph="tour"),
+    Unproduced("/cmd_vel", "Nav2's controller_server (nav2:=true)", when="nav2"),
+    *(
+        Unproduced(topic, "Nav2's servers answer through their actions, which end the moves", when="nav2")
+        for topic in ("/navigation/status", "/planner/status")
+    ),
 )
 
 
@@ -272,6 +314,11 @@ def _applies(when: str, mode: Mode) -> bool:
 def nodes(mode: Mode) -> list[str]:
     """The registry names of the nodes that run in ``mode``, in the order to add them."""
     return [n.name for n in NODES if mode.graph in n.graphs and _applies(n.when, mode)]
+
+
+def nav2_nodes(mode: Mode) -> list[Nav2Node]:
+    """Nav2's nodes that run in ``mode`` (under ROS 2), besides the galley nodes of :func:`nodes`."""
+    return list(NAV2_NODES) if _applies("nav2", mode) else []
 
 
 def open_nodes(graph: str, fixed: Mapping[str, bool]) -> list[tuple[str, str]]:
@@ -351,4 +398,5 @@ def modes(graph: str = "kitchen") -> list[Mode]:
                     continue  # a low-dim policy: the image policy's graph less the cameras
                 out.append(Mode(simulator=simulator, driver=driver, cameras=cameras, record=True))
     out.append(Mode(cameras=False, record=True, inject=True))  # galley eval --inject
+    out.append(Mode(record=True, nav2=True))  # kitchen_sim.launch.py nav2:=true (ROS 2 only)
     return out
