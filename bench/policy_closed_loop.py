@@ -117,7 +117,7 @@ def _table(args: argparse.Namespace, figures: dict[str, Any]) -> None:
     )
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -132,6 +132,7 @@ def main() -> None:
     parser.add_argument("--size", default="lowdim-mlp", choices=sorted(SIZES))
     parser.add_argument("--observation", default="goal", choices=("goal", "kitchen_r", "proprio"))
     parser.add_argument("--actions", default="delta", choices=ACTIONS)
+    parser.add_argument("--arm-target", default="phase", choices=("phase", "command"))
     parser.add_argument(
         "--move-done", type=float, default=0.10, help="no move frame this near its goal is trained on (m)"
     )
@@ -146,7 +147,11 @@ def main() -> None:
     parser.add_argument("--eval-episodes", type=int, default=10, help="held-out (and training) episodes")
     parser.add_argument("--step-limit", type=float, default=60.0, help="seconds per step in evaluation")
     parser.add_argument("--workers", type=int, default=1)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = _arguments()
     if args.quick:
         args.episodes, args.steps, args.train_steps, args.eval_episodes = 6, 1, 600, 3
     out = args.out
@@ -179,6 +184,7 @@ def main() -> None:
             actions=args.actions,
             move_done_m=args.move_done,
             move_done_rad=args.move_done_heading,
+            arm_target=args.arm_target,
         )
         build_dataset(collection, dataset, config, workers=args.workers)
     steps = args.train_steps

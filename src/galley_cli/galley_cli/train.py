@@ -54,6 +54,7 @@ def _run(args: argparse.Namespace) -> int:
                     actions=args.actions,
                     move_done_m=args.move_done,
                     move_done_rad=args.move_done_heading,
+                    arm_target=args.arm_target,
                 )
                 meta = build_dataset(
                     data,
@@ -116,6 +117,13 @@ def add_parser(sub: Any) -> None:
         default="delta",
         help="end-effector targets relative to the current pose (delta, default), in base_link (absolute), "
         "or relative to a pick's grasp point or a place's release point (contact)",
+    )
+    p.add_argument(
+        "--arm-target",
+        choices=("phase", "command"),
+        default="phase",
+        help="the arm's action in a pick or place: the pick-and-place machine's phase goal, where the "
+        "arm is heading (phase, default; bags with /arm/target), or the next joint command's pose (command)",
     )
     p.add_argument(
         "--move-done",

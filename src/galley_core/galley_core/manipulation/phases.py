@@ -199,7 +199,7 @@ def turn_towards(shoulder: F64, position: F64, yaw: float, offset: F64) -> float
     return normalize_angle(to_shoulder - yaw - math.atan2(offset[1], offset[0]))
 
 
-def grasp_point(grasp: GraspSpec, position: F64, yaw: float, shoulder: F64) -> tuple[F64, F64, float]:
+def pick_grasp(grasp: GraspSpec, position: F64, yaw: float, shoulder: F64) -> tuple[F64, F64, float]:
     """Where a pick's tcp grasps an object standing at ``position``, ``yaw`` (root frame).
 
     A symmetric object's grasp turns about its axis to the point nearest the shoulder.

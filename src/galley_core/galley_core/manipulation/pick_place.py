@@ -37,7 +37,7 @@ from galley_core.manipulation.phases import (
     GraspSpec,
     Phase,
     PickPlaceConfig,
-    grasp_point,
+    pick_grasp,
     pick_phases,
     place_phases,
     shoulder_point,
@@ -136,6 +136,17 @@ class PickPlace:
     def active(self) -> bool:
         return self.state == PickPlaceState.ACTIVE
 
+    @property
+    def target(self) -> tuple[F64, F64] | None:
+        """The running phase's tcp goal (position, quaternion x y z w; root frame), None when idle.
+
+        Where the phase ends, not the blended reference RMPflow follows on the way: the intent a
+        learned policy can be taught (the joint command one step ahead nearly equals the present).
+        """
+        if not self.active or self._goal_pose is None:
+            return None
+        return self._goal_pose[0].copy(), self._goal_pose[1].copy()
+
     def fail(self, reason: str) -> None:
         """End the goal as FAILED with ``reason`` (e.g. a bad input found by the caller)."""
         self.state = PickPlaceState.FAILED
@@ -156,7 +167,7 @@ class PickPlace:
         c = self.config
         self._begin("pick", name, joints, now_s)
         position, yaw = upright(object_pose)
-        point, offset, closing = grasp_point(grasp, position, yaw, self._shoulder)
+        point, offset, closing = pick_grasp(grasp, position, yaw, self._shoulder)
         above = point + np.array([0.0, 0.0, c.approach_height_m])
         if self._unreachable(above, f"{name}'s grasp point"):
             return

@@ -59,6 +59,7 @@ class DatasetConfig:
     observation: str = "kitchen_r"  # the state's preset (observations.OBSERVATIONS)
     actions: str = "absolute"  # the action kind (observations.ACTIONS)
     scene: str = "kitchen"  # the scene the bags were recorded in: its objects' grasps (contact point)
+    arm_target: str = "phase"  # a pick's or place's arm action: the phase goal, or the joint command's pose
     move_done_m: float = 0.10  # a move's frames this near its goal end no window; 0: every frame does
     move_done_rad: float = 0.1  # ... and facing its heading this closely (the executor's; pi: any heading)
 
@@ -217,6 +218,7 @@ def _read_episode(bag: Path, part: Path, config: DatasetConfig) -> int:
         observation=config.observation,
         actions=config.actions,
         scene=config.scene,
+        arm_target=config.arm_target,
     )
     np.savez(
         part,

@@ -65,6 +65,7 @@ __all__ = [
     "goal_rows",
     "goal_tracker",
     "load_robot_arm",
+    "phase_targets",
     "resize_images",
     "robot_state",
 ]
@@ -76,6 +77,8 @@ CAMERAS: Mapping[str, str] = {"base": "/camera/base/image_raw", "wrist": "/camer
 ACTION_NAMES = ("v", "w", "x", "y", "z", "qw", "qx", "qy", "qz", "gripper")
 STATE_NAMES = KITCHEN_R_NAMES  # the kitchen_r preset's (observations.state_names for the others)
 GOAL_TOPICS = ("/goal_pose", "/plan", "/arm/goal", "/tf")
+#: The arm's action in a pick or place: the machine's phase goal, or the next joint command's pose.
+ARM_TARGETS = ("phase", "command")
 
 
 @dataclass
@@ -140,6 +143,7 @@ def episode_frames(
     observation: str = "kitchen_r",
     actions: str = "absolute",
     scene: str = "kitchen",
+    arm_target: str = "phase",
 ) -> EpisodeFrames:
     """The frames of the bag at ``bag`` (see the module docstring).
 
@@ -151,6 +155,9 @@ def episode_frames(
         observation: the state's preset (observations.OBSERVATIONS).
         actions: the action kind (observations.ACTIONS).
         scene: the scene the bag was recorded in (its objects' grasps, for the contact point).
+        arm_target: the arm's action in a pick or place: ``phase``, the pick-and-place machine's
+            phase goal (/arm/target: where the arm is heading), or ``command``, the pose of the
+            next joint command (/arm/joint_command: a few millimetres ahead of the present).
 
     Raises:
         ValueError: the bag lacks a stream the frames need (names the topic).
@@ -185,6 +192,18 @@ def episode_frames(
     target_p, target_q = ee_p.copy(), ee_q.copy()
     if have.any():
         target_p[have], target_q[have] = ee_pose(arm, commanded[have])
+    if arm_target not in ARM_TARGETS:
+        raise ValueError(f"arm_target {arm_target!r}: choose {', '.join(ARM_TARGETS)}")
+    if arm_target == "phase":
+        phase = phase_targets(bag, data["t_s"])
+        arm_steps = np.char.startswith(data["step"].astype(str), ("pick ", "place "))
+        if arm_steps.any() and not np.isfinite(phase).any():
+            raise ValueError(
+                f"bag {bag} has pick or place steps but no /arm/target (recorded by galley after "
+                "2026-11-26); collect again, or take the joint commands' poses (--arm-target command)"
+            )
+        ahead = np.all(np.isfinite(phase), axis=1)
+        target_p[ahead], target_q[ahead] = phase[ahead, :3], phase[ahead, 3:]
     grip_cmd = data["gripper_command"]
     grip_cmd = np.where(np.isfinite(grip_cmd), grip_cmd, gripper)
     cmd = np.where(data["valid/cmd_vel"][:, None], data["cmd_vel"], 0.0)
@@ -261,6 +280,33 @@ def goal_rows(
                     elif child in ("odom", "base_link"):
                         transforms[child] = planar_from_transform(t)
     emit(np.iinfo(np.int64).max)
+    return out
+
+
+def phase_targets(bag: str | Path, t_s: F64) -> F64:
+    """The arm controller's /arm/target at the ticks ``t_s``: (T, 7) x y z qw qx qy qz, NaN where none.
+
+    Held from the last message at or before each tick; a message with an empty frame_id (no goal
+    running) ends it.
+    """
+    from rosbags.rosbag2 import Reader  # noqa: PLC0415 (deferred: rosbags)
+
+    from galley_runtime.embedded.rosbags_messages import deserialize  # noqa: PLC0415 (deferred: rosbags)
+
+    ticks = np.round(np.asarray(t_s) * 1e9).astype(np.int64)
+    out = np.full((len(ticks), 7), np.nan)
+    changes: list[tuple[int, F64]] = []
+    with Reader(Path(bag)) as reader:
+        connections = [c for c in reader.connections if c.topic == "/arm/target"]
+        for connection, stamp, raw in reader.messages(connections):
+            msg = deserialize(raw, connection.msgtype)
+            p, q = msg.pose.position, msg.pose.orientation
+            sign = -1.0 if q.w < 0 else 1.0  # one sign per orientation, as ee_pose's
+            pose = np.array([p.x, p.y, p.z, sign * q.w, sign * q.x, sign * q.y, sign * q.z])
+            changes.append((stamp, pose if msg.header.frame_id else np.full(7, np.nan)))
+    for k, (stamp, pose) in enumerate(changes):
+        until = changes[k + 1][0] if k + 1 < len(changes) else np.iinfo(np.int64).max
+        out[(ticks >= stamp) & (ticks < until)] = pose
     return out
 
 

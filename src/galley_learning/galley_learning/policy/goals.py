@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from galley_core.geometry import normalize_angle, yaw_from_quaternion
-from galley_core.manipulation.phases import GraspSpec, grasp_point, turn_towards
+from galley_core.manipulation.phases import GraspSpec, pick_grasp, turn_towards
 from galley_core.manipulation.poses import rotz
 from galley_runtime.conversions import path_from_msg, transform_values_from_msg
 
@@ -149,7 +149,7 @@ class GoalTracker:
         """Where the tcp acts in this arm step, in map (x, y, z) with the fingers' closing yaw.
 
         A pick's: the object's grasp point as the pick-and-place machine computes it
-        (phases.grasp_point), following the object while it lies on its support and held once it
+        (phases.pick_grasp), following the object while it lies on its support and held once it
         is lifted (the machine's lift and retreat are anchored at the grasp). A place's: where the
         tcp must be for the held object to stand at the target, with the tcp's offset from the
         object as held when the place began (turned towards the shoulder for a round object whose
@@ -166,7 +166,7 @@ class GoalTracker:
                 g.support_z = held[2]
             if g.contact is None or held[2] - g.support_z < LIFTED_M:
                 position, yaw = _point_in_base(base, held), held[3] - base[3]
-                point, _, closing = grasp_point(spec, position, yaw, self.shoulder)
+                point, _, closing = pick_grasp(spec, position, yaw, self.shoulder)
                 g.contact = (*_point_in_map(base, point), normalize_angle(yaw + closing + base[3]))
             return g.contact
         if g.contact is None:  # the place's first frame: the tcp's offset from the held object

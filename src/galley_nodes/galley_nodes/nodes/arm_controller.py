@@ -6,7 +6,9 @@ Subscribes /arm/goal (``galley_msgs/msg/ArmGoal``: PICK or PLACE an object by na
 ``sensor_msgs/msg/JointState`` on /arm/joint_command at ``rate_hz`` (>= 100 Hz) while a goal is
 active: positions and velocities of the six arm joints and ``gripper`` (an opening fraction 0..1),
 and ``galley_msgs/msg/ActionStatus`` on /arm/status (latched) whenever the state, phase or reason
-changes (goal_id = the object name, phase = the machine's phase).
+changes (goal_id = the object name, phase = the machine's phase), and on /arm/target (latched)
+the running phase's tcp goal in base_link whenever it changes (an empty frame_id once no goal runs):
+where the arm is heading, which the bags give a learned policy as its arm action.
 
 The base must be parked: the arm works in base_link, and the obstacles (the scene's walls and
 furniture near the arm, other objects as balls) are taken in base_link when a goal starts.
@@ -75,6 +77,7 @@ class ArmControllerNode(Node):
     publishes = (
         Publishes("arm/joint_command", "sensor_msgs/msg/JointState"),
         Publishes("arm/status", "galley_msgs/msg/ActionStatus", QoS.latched()),
+        Publishes("arm/target", "geometry_msgs/msg/PoseStamped", QoS.latched()),
     )
     timers = (Timer("on_tick", period_s=lambda c: 1.0 / c.rate_hz),)
     uses_tf = True
@@ -103,6 +106,7 @@ class ArmControllerNode(Node):
         self._joint_stamp_s = -math.inf
         self._obstacles = Obstacles()
         self._last_status: tuple[int, str, str, str] | None = None
+        self._last_target: tuple[float, ...] | None = None  # the phase goal last on /arm/target
         self._report()
 
     def on_config_change(self, config: ArmControllerConfig) -> None:
@@ -239,6 +243,7 @@ class ArmControllerNode(Node):
             machine.fail(problem or tf_problem)
             return self._report()
         command = machine.step(self.now_s(), q, fingers, object_pose, self._obstacles)
+        self._publish_target()
         if command is not None:
             self.publish(
                 "arm/joint_command",
@@ -251,7 +256,22 @@ class ArmControllerNode(Node):
             )
         return self._report()
 
+    def _publish_target(self) -> None:
+        """The phase's tcp goal on /arm/target when it changes; an empty frame_id once none runs."""
+        target = self.machine.target
+        key = None if target is None else (*target[0].round(6), *target[1].round(6))
+        if key == self._last_target:
+            return
+        self._last_target = key
+        frame = "" if target is None else self.config.base_frame
+        p, q = target if target is not None else (np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]))
+        pose = {"position": dict(zip("xyz", map(float, p), strict=True))}
+        pose["orientation"] = dict(zip("xyzw", map(float, q), strict=True))
+        header = {"stamp": self.stamp(), "frame_id": frame}
+        self.publish("arm/target", self.msg("geometry_msgs/msg/PoseStamped", header=header, pose=pose))
+
     def _report(self) -> None:
+        self._publish_target()
         m = self.machine
         key = (int(m.state), m.object_name, m.phase, m.reason)
         if key == self._last_status:
