@@ -15,6 +15,7 @@ from galley_core.scene import load_scene
 from galley_nodes.nodes.arm_controller import ArmControllerNode
 from galley_nodes.registry import load_node_class
 from galley_runtime import messages
+from galley_runtime.conversions import joint_positions_from_msg
 from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.params_file import ParameterError
 from galley_runtime.qos import QoS
@@ -50,6 +51,14 @@ class Rig:
         p.create_subscription(
             "/arm/joint_command", "sensor_msgs/msg/JointState", self.commands.append, QoS(depth=1000)
         )
+        self.targets: list[Any] = []
+        self.measured: list[Any] = []
+        p.create_subscription(
+            "/joint_states", "sensor_msgs/msg/JointState", self.measured.append, QoS(depth=5)
+        )
+        p.create_subscription(
+            "/arm/target", "geometry_msgs/msg/PoseStamped", self.targets.append, QoS.latched()
+        )
         self.goals = p.create_publisher("/arm/goal", "galley_msgs/msg/ArmGoal", QoS())
         self.joints = p.create_publisher("/joint_states", "sensor_msgs/msg/JointState", QoS())
         self.host.run_for(0.1)
@@ -57,6 +66,21 @@ class Rig:
     def send(self, action: int, name: str) -> None:
         self.goals.publish(messages.new("galley_msgs/msg/ArmGoal", action=action, object_name=name))
         self.host.run_for(0.01)
+
+    def machine_target(self) -> Any:
+        """The last /arm/target position published, None when cleared."""
+        last = self.targets[-1] if self.targets else None
+        if last is None or not last.header.frame_id:
+            return None
+        p = last.pose.position
+        return np.array([p.x, p.y, p.z])
+
+    def tcp(self) -> Any:
+        """The tcp in base_link at the simulator's last /joint_states."""
+        arm = self.node.machine.arm
+        q, _ = joint_positions_from_msg(self.measured[-1], arm.joint_names)
+        p, _ = arm.tcp_pose(np.asarray(q, dtype=float))
+        return np.asarray(p)
 
     def wait(self, timeout_s: float = 20.0) -> Any:
         self.host.run_until(lambda: self.statuses[-1].state in (SUCCEEDED, FAILED), timeout_s)
@@ -84,6 +108,25 @@ def test_registered_and_commands_at_100_hz_with_the_gripper(kitchen, tmp_path):
     quiet = len(rig.commands)
     rig.host.run_for(0.5)
     assert len(rig.commands) == quiet  # idle: the arm holds its last command
+
+
+def test_arm_target_is_each_phase_goal_where_the_tcp_ends_it_and_cleared_when_done(kitchen, tmp_path):
+    """/arm/target: the phase's tcp goal, once per phase (what a learned policy is taught to aim at)."""
+    rig = Rig(tmp_path, kitchen)
+    rig.send(0, "cup")
+    phases, reached = [], []
+    while rig.statuses[-1].state == ACTIVE:
+        phase, target = rig.statuses[-1].phase, rig.machine_target()
+        rig.host.run_for(0.05)
+        if rig.statuses[-1].phase != phase and target is not None:  # the phase ended at its goal
+            phases.append(phase)
+            reached.append(np.linalg.norm(rig.tcp() - target))
+    assert rig.statuses[-1].state == SUCCEEDED, rig.statuses[-1].reason
+    assert phases[:3] == ["approach", "pre_grasp", "descend"]
+    assert max(reached[:3]) < 0.03  # each ended within the tolerances of its published goal
+    published = [t for t in rig.targets if t.header.frame_id]
+    assert len(published) >= 5 and all(t.header.frame_id == "base_link" for t in published)
+    assert rig.targets[-1].header.frame_id == ""  # cleared once no goal runs
 
 
 def test_bad_goals_fail_with_a_reason_that_names_the_input(kitchen, tmp_path):

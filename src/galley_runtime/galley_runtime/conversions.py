@@ -270,6 +270,26 @@ def joint_state_msg(names: Any, positions: Any, velocities: Any, stamp_ns: int, 
     )
 
 
+def arm_target_msg(position: Any, quaternion_xyzw: Any, frame_id: str, stamp_ns: int) -> Any:
+    """``geometry_msgs/msg/PoseStamped`` of /arm/target: where the tcp is heading.
+
+    ``position`` None: no target (an empty frame_id; the arm holds or no step runs).
+    """
+    if position is None:
+        position, quaternion_xyzw, frame_id = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), ""
+    x, y, z = (float(v) for v in position)
+    qx, qy, qz, qw = (float(v) for v in quaternion_xyzw)
+    return messages.new(
+        "geometry_msgs/msg/PoseStamped",
+        header=messages.new("std_msgs/msg/Header", stamp=messages.time_msg(stamp_ns), frame_id=frame_id),
+        pose=messages.new(
+            "geometry_msgs/msg/Pose",
+            position=messages.new("geometry_msgs/msg/Point", x=x, y=y, z=z),
+            orientation=messages.new("geometry_msgs/msg/Quaternion", x=qx, y=qy, z=qz, w=qw),
+        ),
+    )
+
+
 def image_from_msg(msg: Any) -> np.ndarray[Any, Any]:
     """A sensor_msgs/Image as an RGB (H, W, 3) uint8 array, or (H, W) float32 metres for 32FC1.
 

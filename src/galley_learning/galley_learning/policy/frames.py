@@ -196,7 +196,8 @@ def episode_frames(
         raise ValueError(f"arm_target {arm_target!r}: choose {', '.join(ARM_TARGETS)}")
     if arm_target == "phase":
         phase = phase_targets(bag, data["t_s"])
-        arm_steps = np.char.startswith(data["step"].astype(str), ("pick ", "place "))
+        texts = data["step"].astype(str)
+        arm_steps = np.char.startswith(texts, "pick ") | np.char.startswith(texts, "place ")
         if arm_steps.any() and not np.isfinite(phase).any():
             raise ValueError(
                 f"bag {bag} has pick or place steps but no /arm/target (recorded by galley after "
@@ -298,6 +299,8 @@ def phase_targets(bag: str | Path, t_s: F64) -> F64:
     changes: list[tuple[int, F64]] = []
     with Reader(Path(bag)) as reader:
         connections = [c for c in reader.connections if c.topic == "/arm/target"]
+        if not connections:  # (no connections would read every message)
+            return out
         for connection, stamp, raw in reader.messages(connections):
             msg = deserialize(raw, connection.msgtype)
             p, q = msg.pose.position, msg.pose.orientation

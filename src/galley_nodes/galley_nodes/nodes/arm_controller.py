@@ -36,6 +36,7 @@ from galley_core.scene import SceneError
 from galley_core.tf_tree import TransformError
 from galley_runtime.config_files import find_scene
 from galley_runtime.conversions import (
+    arm_target_msg,
     joint_positions_from_msg,
     joint_state_msg,
     transform_from_msg,
@@ -263,12 +264,8 @@ class ArmControllerNode(Node):
         if key == self._last_target:
             return
         self._last_target = key
-        frame = "" if target is None else self.config.base_frame
-        p, q = target if target is not None else (np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]))
-        pose = {"position": dict(zip("xyz", map(float, p), strict=True))}
-        pose["orientation"] = dict(zip("xyzw", map(float, q), strict=True))
-        header = {"stamp": self.stamp(), "frame_id": frame}
-        self.publish("arm/target", self.msg("geometry_msgs/msg/PoseStamped", header=header, pose=pose))
+        p, q = (None, None) if target is None else target
+        self.publish("arm/target", arm_target_msg(p, q, self.config.base_frame, self.now_ns()))
 
     def _report(self) -> None:
         self._publish_target()

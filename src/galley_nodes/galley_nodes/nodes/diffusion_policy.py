@@ -40,7 +40,13 @@ from galley_learning.policy.frames import ee_pose, goal_tracker, load_robot_arm
 from galley_learning.policy.goals import GOAL_NAMES, Planar, goal_features, planar_from_transform, step_kind
 from galley_learning.policy.observations import decode_action, gripper_opening, hold_idle, policy_state
 from galley_nodes.nodes.arm_controller import FINGERS
-from galley_runtime.conversions import image_from_msg, joint_positions_from_msg, joint_state_msg, odom_row
+from galley_runtime.conversions import (
+    arm_target_msg,
+    image_from_msg,
+    joint_positions_from_msg,
+    joint_state_msg,
+    odom_row,
+)
 from galley_runtime.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
 from galley_runtime.node import Node, Publishes, Subscribes, Timer
 from galley_runtime.qos import QoS
@@ -84,6 +90,7 @@ class DiffusionPolicyNode(Node):
     publishes = (
         Publishes("cmd_vel", "geometry_msgs/msg/Twist"),
         Publishes("arm/joint_command", "sensor_msgs/msg/JointState"),
+        Publishes("arm/target", "geometry_msgs/msg/PoseStamped"),
     )
     timers = (
         Timer("on_frame", period_s=lambda c: 1.0 / c.rate_hz),
@@ -214,6 +221,8 @@ class DiffusionPolicyNode(Node):
         if self.rmp_state is None:
             self.rmp_state = RmpState(frame["q"].copy(), np.zeros_like(frame["q"]))
         if not self.step_text:
+            if self.target is not None:
+                self.publish("arm/target", arm_target_msg(None, None, "", frame["t_ns"]))
             self.target = None
             self.publish("cmd_vel", self.msg("geometry_msgs/msg/Twist"))
             return
@@ -247,6 +256,9 @@ class DiffusionPolicyNode(Node):
         v, w = float(action[0]), float(action[1])
         self.publish("cmd_vel", self.msg("geometry_msgs/msg/Twist", linear={"x": v}, angular={"z": w}))
         self.target = np.asarray(action[2:], dtype=float)
+        qw, qx, qy, qz = self.target[3:7]  # as the arm controller's: where the tcp is heading
+        heading = arm_target_msg(self.target[:3], (qx, qy, qz, qw), self.config.base_frame, frame["t_ns"])
+        self.publish("arm/target", heading)
 
     def on_arm(self) -> None:
         target, state = self.target, self.rmp_state
