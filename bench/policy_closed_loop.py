@@ -111,8 +111,9 @@ def _table(args: argparse.Namespace, figures: dict[str, Any]) -> None:
         print(f"{prefix:>10} {cells} {figures[f'{prefix}_sr_episode']:>8.2f} {dist:>18}")
     print(
         f"collection {figures['collect_minutes']} min ({figures['episodes_succeeded']} episodes"
-        f"{', reused: none recorded now' if not figures['episodes_recorded_now'] else ''}), training "
-        f"{figures['train_minutes']} min ({figures['train_steps']} steps), "
+        f"{', reused: none recorded now' if not figures['episodes_recorded_now'] else ''}), dataset "
+        f"{figures['dataset_minutes']} min, training {figures['train_minutes']} min "
+        f"({figures['train_steps']} steps), "
         f"{figures['inference_ms_per_chunk']:.1f} ms per chunk"
     )
 
@@ -176,6 +177,7 @@ def main() -> None:
         / f"run_{args.size}_{args.observation}_{args.actions}_{args.move_done:g}_{args.move_done_heading:g}",
         out / f"dataset_{args.observation}_{args.actions}_{args.move_done:g}_{args.move_done_heading:g}",
     )
+    start = time.perf_counter()
     if not (dataset / "meta.json").exists():
         cameras = ("base", "wrist") if SIZES[args.size].cameras else ()
         config = DatasetConfig(
@@ -187,6 +189,7 @@ def main() -> None:
             arm_target=args.arm_target,
         )
         build_dataset(collection, dataset, config, workers=args.workers)
+    dataset_min = (time.perf_counter() - start) / 60.0  # 0 where the dataset was built before
     steps = args.train_steps
     if args.train_minutes > 0:  # measure the rate on a short run, then train for the time asked
         marks: list[tuple[int, float]] = []  # (step, seconds) from step 10 on: no start-up in the rate
@@ -227,6 +230,7 @@ def main() -> None:
         "episodes_succeeded": report["episodes_succeeded"],
         "episodes_recorded_now": report["this_run"]["episodes"],  # 0: a collection from before, reused
         "collect_minutes": round(collect_min, 2),
+        "dataset_minutes": round(dataset_min, 2),
         "train_minutes": round(trained["train_seconds"] / 60.0, 2),
         "train_steps": trained["steps"],
         "inference_ms_per_chunk": round(chunk_ms, 2),

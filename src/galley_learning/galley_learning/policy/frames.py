@@ -65,7 +65,6 @@ __all__ = [
     "goal_rows",
     "goal_tracker",
     "load_robot_arm",
-    "phase_targets",
     "resize_images",
     "robot_state",
 ]
@@ -76,7 +75,7 @@ F64 = NDArray[np.float64]
 CAMERAS: Mapping[str, str] = {"base": "/camera/base/image_raw", "wrist": "/camera/wrist/image_raw"}
 ACTION_NAMES = ("v", "w", "x", "y", "z", "qw", "qx", "qy", "qz", "gripper")
 STATE_NAMES = KITCHEN_R_NAMES  # the kitchen_r preset's (observations.state_names for the others)
-GOAL_TOPICS = ("/goal_pose", "/plan", "/arm/goal", "/tf")
+GOAL_TOPICS = ("/goal_pose", "/plan", "/arm/goal", "/arm/target", "/tf")
 #: The arm's action in a pick or place: the machine's phase goal, or the next joint command's pose.
 ARM_TARGETS = ("phase", "command")
 
@@ -165,6 +164,9 @@ def episode_frames(
     """
     from galley_runtime.recording.dataset import DatasetStreams, load_episode  # noqa: PLC0415 (deferred: rosbags)
 
+    if arm_target not in ARM_TARGETS:
+        raise ValueError(f"arm_target {arm_target!r}: choose {', '.join(ARM_TARGETS)}")
+
     streams = DatasetStreams(cameras={f"image/{n}": t for n, t in cameras.items()})
     data = load_episode(bag, rate_hz, streams)
     if not data:
@@ -192,25 +194,21 @@ def episode_frames(
     target_p, target_q = ee_p.copy(), ee_q.copy()
     if have.any():
         target_p[have], target_q[have] = ee_pose(arm, commanded[have])
-    if arm_target not in ARM_TARGETS:
-        raise ValueError(f"arm_target {arm_target!r}: choose {', '.join(ARM_TARGETS)}")
+    grip_cmd = data["gripper_command"]
+    grip_cmd = np.where(np.isfinite(grip_cmd), grip_cmd, gripper)
+    cmd = np.where(data["valid/cmd_vel"][:, None], data["cmd_vel"], 0.0)
+    absolute = np.concatenate([cmd, target_p, target_q, grip_cmd[:, None]], axis=1)
+    steps = data["step"].astype(str)
+    goal, phase = goal_rows(bag, data["t_s"], steps, ee_p, goal_tracker(scene, arm))
     if arm_target == "phase":
-        phase = phase_targets(bag, data["t_s"])
-        texts = data["step"].astype(str)
-        arm_steps = np.char.startswith(texts, "pick ") | np.char.startswith(texts, "place ")
+        arm_steps = np.char.startswith(steps, "pick ") | np.char.startswith(steps, "place ")
         if arm_steps.any() and not np.isfinite(phase).any():
             raise ValueError(
                 f"bag {bag} has pick or place steps but no /arm/target (recorded by galley after "
                 "2026-11-26); collect again, or take the joint commands' poses (--arm-target command)"
             )
         ahead = np.all(np.isfinite(phase), axis=1)
-        target_p[ahead], target_q[ahead] = phase[ahead, :3], phase[ahead, 3:]
-    grip_cmd = data["gripper_command"]
-    grip_cmd = np.where(np.isfinite(grip_cmd), grip_cmd, gripper)
-    cmd = np.where(data["valid/cmd_vel"][:, None], data["cmd_vel"], 0.0)
-    absolute = np.concatenate([cmd, target_p, target_q, grip_cmd[:, None]], axis=1)
-    steps = data["step"].astype(str)
-    goal = goal_rows(bag, data["t_s"], steps, ee_p, goal_tracker(scene, arm))
+        absolute[ahead, 2:9] = phase[ahead]
     moves = np.char.startswith(steps, "move ")
     if observation != "kitchen_r" and moves.any() and not goal[moves, GOAL_NAMES.index("goal_dist")].any():
         raise ValueError(
@@ -236,12 +234,17 @@ def episode_frames(
 
 def goal_rows(
     bag: str | Path, t_s: F64, steps: NDArray[np.str_], ee_p: F64, tracker: GoalTracker | None = None
-) -> F64:
-    """:func:`~galley_learning.policy.observations.goal_features` at the ticks ``t_s`` (seconds) of a bag.
+) -> tuple[F64, F64]:
+    """:func:`~galley_learning.policy.goals.goal_features` and /arm/target at the ticks ``t_s`` (s).
 
     The executor's /goal_pose and /arm/goal, the planner's /plan and the /tf transforms (map -> odom
     -> base_link, map -> object/<name>) are held from their last message at or before each tick, as
-    the dataset reader holds every stream.
+    the dataset reader holds every stream; so is the arm controller's /arm/target, whose message
+    with an empty frame_id (no goal running) ends it.
+
+    Returns:
+        The goal rows (T, len(GOAL_NAMES)), and the arm targets (T, 7: x y z qw qx qy qz in
+        base_link; NaN where none).
     """
     from rosbags.rosbag2 import Reader  # noqa: PLC0415 (deferred: rosbags)
 
@@ -252,6 +255,8 @@ def goal_rows(
     objects: dict[str, Planar] = {}
     ticks = np.round(np.asarray(t_s) * 1e9).astype(np.int64)
     out = np.zeros((len(ticks), len(GOAL_NAMES)))
+    targets = np.full((len(ticks), 7), np.nan)
+    target = np.full(7, np.nan)
     i = 0
 
     def emit(until: int) -> None:
@@ -260,6 +265,7 @@ def goal_rows(
             base = _base_in_map(transforms)
             if base is not None:
                 out[i] = goal_features(step_kind(str(steps[i])), base, tracker, objects, ee_p[i])
+            targets[i] = target
             i += 1
 
     with Reader(Path(bag)) as reader:
@@ -273,6 +279,8 @@ def goal_rows(
                 tracker.on_plan(msg)
             elif connection.topic == "/arm/goal":
                 tracker.on_arm_goal(msg)
+            elif connection.topic == "/arm/target":
+                target = _target_values(msg)
             else:
                 for t in msg.transforms:
                     child = str(t.child_frame_id)
@@ -281,36 +289,16 @@ def goal_rows(
                     elif child in ("odom", "base_link"):
                         transforms[child] = planar_from_transform(t)
     emit(np.iinfo(np.int64).max)
-    return out
+    return out, targets
 
 
-def phase_targets(bag: str | Path, t_s: F64) -> F64:
-    """The arm controller's /arm/target at the ticks ``t_s``: (T, 7) x y z qw qx qy qz, NaN where none.
-
-    Held from the last message at or before each tick; a message with an empty frame_id (no goal
-    running) ends it.
-    """
-    from rosbags.rosbag2 import Reader  # noqa: PLC0415 (deferred: rosbags)
-
-    from galley_runtime.embedded.rosbags_messages import deserialize  # noqa: PLC0415 (deferred: rosbags)
-
-    ticks = np.round(np.asarray(t_s) * 1e9).astype(np.int64)
-    out = np.full((len(ticks), 7), np.nan)
-    changes: list[tuple[int, F64]] = []
-    with Reader(Path(bag)) as reader:
-        connections = [c for c in reader.connections if c.topic == "/arm/target"]
-        if not connections:  # (no connections would read every message)
-            return out
-        for connection, stamp, raw in reader.messages(connections):
-            msg = deserialize(raw, connection.msgtype)
-            p, q = msg.pose.position, msg.pose.orientation
-            sign = -1.0 if q.w < 0 else 1.0  # one sign per orientation, as ee_pose's
-            pose = np.array([p.x, p.y, p.z, sign * q.w, sign * q.x, sign * q.y, sign * q.z])
-            changes.append((stamp, pose if msg.header.frame_id else np.full(7, np.nan)))
-    for k, (stamp, pose) in enumerate(changes):
-        until = changes[k + 1][0] if k + 1 < len(changes) else np.iinfo(np.int64).max
-        out[(ticks >= stamp) & (ticks < until)] = pose
-    return out
+def _target_values(msg: Any) -> F64:
+    """x y z qw qx qy qz of an /arm/target message (w >= 0, as ee_pose's); NaN for "no target"."""
+    if not msg.header.frame_id:
+        return np.full(7, np.nan)
+    p, q = msg.pose.position, msg.pose.orientation
+    sign = -1.0 if q.w < 0 else 1.0
+    return np.array([p.x, p.y, p.z, sign * q.w, sign * q.x, sign * q.y, sign * q.z])
 
 
 def _base_in_map(transforms: Mapping[str, Planar]) -> Planar | None:
