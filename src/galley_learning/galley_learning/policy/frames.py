@@ -258,9 +258,20 @@ def goal_rows(
     targets = np.full((len(ticks), 7), np.nan)
     target = np.full(7, np.nan)
     i = 0
+    # /tf arrives at 50 Hz, each message with every frame (the simulator's one TFMessage a tick):
+    # only the last one before a tick is read (deserialising them all was half a bag's time).
+    pending_tf: tuple[bytes, str] | None = None
 
     def emit(until: int) -> None:
-        nonlocal i
+        nonlocal i, pending_tf
+        if pending_tf is not None and i < len(ticks) and ticks[i] < until:
+            for t in deserialize(*pending_tf).transforms:
+                child = str(t.child_frame_id)
+                if child.startswith("object/"):
+                    objects[child.removeprefix("object/")] = planar_from_transform(t)
+                elif child in ("odom", "base_link"):
+                    transforms[child] = planar_from_transform(t)
+            pending_tf = None
         while i < len(ticks) and ticks[i] < until:
             base = _base_in_map(transforms)
             if base is not None:
@@ -272,6 +283,9 @@ def goal_rows(
         connections = [c for c in reader.connections if c.topic in GOAL_TOPICS]
         for connection, stamp, raw in reader.messages(connections):
             emit(stamp)
+            if connection.topic == "/tf":
+                pending_tf = (raw, connection.msgtype)
+                continue
             msg = deserialize(raw, connection.msgtype)
             if connection.topic == "/goal_pose":
                 tracker.on_goal_pose(msg)
@@ -279,15 +293,8 @@ def goal_rows(
                 tracker.on_plan(msg)
             elif connection.topic == "/arm/goal":
                 tracker.on_arm_goal(msg)
-            elif connection.topic == "/arm/target":
-                target = _target_values(msg)
             else:
-                for t in msg.transforms:
-                    child = str(t.child_frame_id)
-                    if child.startswith("object/"):
-                        objects[child.removeprefix("object/")] = planar_from_transform(t)
-                    elif child in ("odom", "base_link"):
-                        transforms[child] = planar_from_transform(t)
+                target = _target_values(msg)
     emit(np.iinfo(np.int64).max)
     return out, targets
 
