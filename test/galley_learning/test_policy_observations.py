@@ -143,6 +143,8 @@ def test_a_place_contact_keeps_the_held_offset_and_turns_a_round_object_to_the_s
     f = _contact(goal_features("place", base, tracker, held, ee))
     # yaw left open: set down turned so that the tcp is on the shoulder's side of the target
     assert (f["contact_x"], f["contact_y"], f["contact_z"]) == pytest.approx((0.7 - 0.062, 0.0, 0.84))
+    # the held object from the end-effector: in the hand (once released, it stays behind)
+    assert (f["object_ee_x"], f["object_ee_y"], f["object_ee_z"]) == pytest.approx((0.0, -0.062, -0.04))
     tracker.on_arm_goal(
         Msg(action=1, object_name="bowl", target_pose=Msg(pose=_pose_msg(0.7, 0.0, 0.8, 0.0)))
     )

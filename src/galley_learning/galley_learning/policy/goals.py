@@ -54,6 +54,7 @@ GOAL_NAMES = (
     *("path_x", "path_y", "path_cos", "path_sin", "path_far_x", "path_far_y"),
     *("has_contact", "contact_x", "contact_y", "contact_z", "contact_ee_x", "contact_ee_y", "contact_ee_z"),
     *("closing_cos2", "closing_sin2"),
+    *("object_ee_x", "object_ee_y", "object_ee_z"),
 )
 CONTACT = GOAL_NAMES.index("has_contact")
 #: An object this much above where it lay when its pick began is off its support: lifted.
@@ -245,10 +246,13 @@ def goal_features(
     contact = tracker.contact_point(kind, base_map, objects, ee_p) if kind in ("pick", "place") else None
     if contact is not None:
         point = _point_in_base(base_map, contact)
-        closing = (
-            2.0 * (contact[3] - base_map[3]) if kind == "pick" else None
-        )  # the fingers grip alike turned by pi
+        # the fingers grip alike turned by pi: the closing direction as twice its angle
+        closing = 2.0 * (contact[3] - base_map[3]) if kind == "pick" else None
         out[CONTACT : CONTACT + 7] = (1.0, *point, *(point - np.asarray(ee_p, dtype=float)))
         if closing is not None:
             out[CONTACT + 7 : CONTACT + 9] = (math.cos(closing), math.sin(closing))
+        # The step's object from the end-effector: in a place, whether it is still in the hand (the
+        # fingers' opening around a cup reads 0.8 of open, so the gripper alone does not say so).
+        held = _point_in_base(base_map, objects[tracker.goal.object_name])
+        out[CONTACT + 9 : CONTACT + 12] = held - np.asarray(ee_p, dtype=float)
     return out
