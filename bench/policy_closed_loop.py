@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from galley_cli import image_size
 from galley_cli.collect import CollectConfig, collect
 from galley_cli.eval import evaluate
 from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset
@@ -148,6 +149,13 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--eval-episodes", type=int, default=10, help="held-out (and training) episodes")
     parser.add_argument("--step-limit", type=float, default=60.0, help="seconds per step in evaluation")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--image-size",
+        type=image_size,
+        default=None,
+        help="cameras WxH while collecting (default: 32x24 for the low-dimensional sizes, else 96x72); "
+        "a collection in --out is continued with its own",
+    )
     return parser.parse_args()
 
 
@@ -165,7 +173,7 @@ def main() -> None:
         out=collection,
         workers=args.workers,
         seed=args.seed,
-        image_size=(32, 24) if not SIZES[args.size].cameras else (96, 72),
+        image_size=args.image_size or ((32, 24) if not SIZES[args.size].cameras else (96, 72)),
         perturb=args.perturb,
         steps=args.steps,
     )

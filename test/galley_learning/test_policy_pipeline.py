@@ -81,6 +81,10 @@ def test_collect_again_keeps_what_is_there(collection: Path) -> None:
     report = collect(CollectConfig(episodes=2, out=collection, image_size=(64, 48)), progress=False)
     assert report["this_run"]["episodes"] == 0
     assert report["episodes"] == before
+    # other camera settings would mix two kinds of episode under one params.yaml: refused
+    with pytest.raises(ValueError, match="other camera settings"):
+        collect(CollectConfig(episodes=3, out=collection, image_size=(32, 24)), progress=False)
+    assert "image_width: 64" in (collection / "params.yaml").read_text()
 
 
 def test_frames_hold_kitchen_r_action_points(collection: Path) -> None:

@@ -150,6 +150,11 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
     out = config.out
     done = _prepare(out)
     params = out / "params.yaml"
+    if done and params.exists() and params.read_text() != _params_yaml(config):
+        raise ValueError(
+            f"{out} holds {len(done)} episodes recorded with other camera settings ({params}); "
+            "collect on with the same --image-size, --depth and --camera-rate, or into another --out"
+        )
     params.write_text(_params_yaml(config))
     todo = [n for n in range(config.episodes) if f"ep_{n:06d}" not in done]
     records = _load_records(out)
