@@ -13,8 +13,13 @@ from numpy.typing import NDArray
 from galley_learning.policy.frames import resize_images
 from galley_learning.policy.model import DiffusionPolicy, PolicyConfig, pick_device, tokenize
 from galley_learning.policy.normalize import Normalizer
+from galley_learning.policy.observations import state_names
 
-__all__ = ["PolicyRunner"]
+__all__ = ["PolicyRunner", "RunMismatchError"]
+
+
+class RunMismatchError(ValueError):
+    """A training run made by a galley whose observation differs from this one's."""
 
 
 class PolicyRunner:
@@ -24,6 +29,7 @@ class PolicyRunner:
 
     Raises:
         FileNotFoundError: no ``policy.pt`` in ``run`` (train one with ``galley train``).
+        RunMismatchError: the run's state is not the one this galley computes for its preset.
     """
 
     def __init__(self, run: str | Path, device: str = "cpu", seed: int = 0, threads: int = 1) -> None:
@@ -32,6 +38,12 @@ class PolicyRunner:
             raise FileNotFoundError(f"{path} missing: train a policy with `galley train --out {run}`")
         saved = torch.load(path, map_location="cpu", weights_only=False)
         self.config = PolicyConfig.from_dict(saved["policy"])
+        expected = len(state_names(self.config.observation))
+        if self.config.state_dim != expected:
+            raise RunMismatchError(
+                f"{path} was trained on a {self.config.observation!r} state of {self.config.state_dim} "
+                f"values, where this galley computes {expected}: train it again with this galley (galley train)"
+            )
         self.normalizer = Normalizer(saved["stats"])
         self.device = pick_device(device)
         if self.device.type == "cpu" and threads > 0:

@@ -99,7 +99,7 @@ class DiffusionPolicyNode(Node):
 
     def __init__(self, host: Any, config: DiffusionPolicyConfig) -> None:
         super().__init__(host, config)
-        from galley_learning.policy.runtime import PolicyRunner  # noqa: PLC0415 (deferred: torch)
+        from galley_learning.policy.runtime import PolicyRunner, RunMismatchError  # noqa: PLC0415 (deferred: torch)
 
         if not config.run:
             raise ConfigError("run", config.run, "a training run folder (galley train --out RUN)")
@@ -109,6 +109,8 @@ class DiffusionPolicyNode(Node):
             )
         except FileNotFoundError as err:
             raise ConfigError("run", config.run, f"a training run folder with policy.pt ({err})") from None
+        except RunMismatchError as err:
+            raise ConfigError("run", config.run, str(err)) from None
         except ValueError as err:
             raise ConfigError("device", config.device, str(err)) from None
         self.arm = load_robot_arm()
