@@ -42,7 +42,7 @@ class PolicyRunner:
         if self.config.state_dim != expected:
             raise RunMismatchError(
                 f"{path} was trained on a {self.config.observation!r} state of {self.config.state_dim} "
-                f"values, where this galley computes {expected}: train it again with this galley (galley train)"
+                f"values, where this galley computes {expected}: train it again (galley train)"
             )
         self.normalizer = Normalizer(saved["stats"])
         self.device = pick_device(device)
