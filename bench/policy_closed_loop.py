@@ -133,7 +133,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=3_000_000, help="collection seeds: SEED + k")
     parser.add_argument("--size", default="lowdim-mlp", choices=sorted(SIZES))
     parser.add_argument("--observation", default="goal", choices=("goal", "kitchen_r", "proprio"))
-    parser.add_argument("--actions", default="delta", choices=ACTIONS)
+    parser.add_argument("--actions", default="contact", choices=ACTIONS)
     parser.add_argument("--arm-target", default="phase", choices=("phase", "command"))
     parser.add_argument(
         "--move-done", type=float, default=0.10, help="no move frame this near its goal is trained on (m)"

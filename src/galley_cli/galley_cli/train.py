@@ -114,9 +114,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--actions",
         choices=ACTIONS,
-        default="delta",
-        help="end-effector targets relative to the current pose (delta, default), in base_link (absolute), "
-        "or relative to a pick's grasp point or a place's release point (contact)",
+        default="contact",
+        help="end-effector targets relative to a pick's grasp point or a place's release point (contact, "
+        "default; the current pose in a move), to the current pose (delta) or in base_link (absolute)",
     )
     p.add_argument(
         "--arm-target",
