@@ -190,6 +190,7 @@ def main() -> None:
         cameras = ("base", "wrist") if SIZES[args.size].cameras else ()
         config = DatasetConfig(
             cameras=cameras,
+            image_size=settings.image_size,  # the collection's: no resampling
             observation=args.observation,
             actions=args.actions,
             move_done_m=args.move_done,
