@@ -266,6 +266,20 @@ def test_a_place_is_judged_against_its_place_goal(kitchen):
         judge_step(runner, kitchen, near, CONFIG)
 
 
+def test_a_place_judged_on_criteria_also_needs_the_object_let_go(kitchen):
+    runner = runner_at(BOWL_ON_BLUE, 3)
+    goal = place_target(kitchen, "green", "bowl", {}, kitchen.zone("green").approach[:2])
+    pose = at(*goal)
+    rim = pose.apply(np.array(kitchen.object("bowl").grasp_offset))
+    holding = FakeTruth(objects={"bowl": pose}, tcp_position=rim)
+    ok, reason = judge_step(runner, kitchen, holding, CONFIG, place_goal=goal, hold_distance_m=0.05)
+    assert (ok, reason) == (False, "the bowl is at its target but still in the gripper (it must be let go)")
+    left = FakeTruth(objects={"bowl": pose}, tcp_position=rim + np.array([0.0, 0.0, 0.1]))
+    assert judge_step(runner, kitchen, left, CONFIG, place_goal=goal, hold_distance_m=0.05) == (True, "")
+    # the arm's status said it opened: the target alone (no tcp asked for)
+    assert judge_step(runner, kitchen, holding, CONFIG, place_goal=goal) == (True, "")
+
+
 @pytest.mark.parametrize(
     ("index", "truth", "missing"),
     [

@@ -150,7 +150,8 @@ def judge_step(
         config: the criteria's tolerances.
         place_goal: (x, y, z) a place step puts its object at (see ``place_target``).
         hold_distance_m: also require a picked object in the gripper, this close to its grasp
-            point; None: the lift alone (the arm's status already says that the grasp closed).
+            point, and a placed one out of it (the tcp farther away: let go, and left); None: the
+            lift or the target alone (the arm's status already says that the grasp closed or opened).
 
     A ground truth that is missing fails the step with a reason that says so.
 
@@ -175,6 +176,14 @@ def judge_step(
                 ok, reason = held(scene, step.target, pose, truth.tcp(), hold_distance_m)
             return ok, reason
         assert place_goal is not None
-        return place_succeeded(pose.translation, place_goal, step.target, config)
+        ok, reason = place_succeeded(pose.translation, place_goal, step.target, config)
+        in_hand = (
+            hold_distance_m is not None
+            and ok
+            and held(scene, step.target, pose, truth.tcp(), hold_distance_m)[0]
+        )
+        if in_hand:
+            return False, f"the {step.target} is at its target but still in the gripper (it must be let go)"
+        return ok, reason
     except (TransformError, KeyError) as err:
         return False, f"no ground truth to judge the step: {err}"

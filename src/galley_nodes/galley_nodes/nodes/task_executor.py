@@ -71,7 +71,7 @@ class TaskExecutorConfig(ExecutorConfig):
     pick_hold_distance_m: float = param(
         0.05,
         "with completion 'criteria', a pick also needs the tool centre point this close to the "
-        "object's grasp point (a knocked object rises too)",
+        "object's grasp point (a knocked object rises too), and a place needs it farther (let go)",
         unit="m",
         gt=0.0,
     )
