@@ -90,7 +90,7 @@ class DiffusionPolicyNode(Node):
     publishes = (
         Publishes("cmd_vel", "geometry_msgs/msg/Twist"),
         Publishes("arm/joint_command", "sensor_msgs/msg/JointState"),
-        Publishes("arm/target", "geometry_msgs/msg/PoseStamped"),
+        Publishes("arm/target", "geometry_msgs/msg/PoseStamped", QoS.latched()),  # as arm_controller's
     )
     timers = (
         Timer("on_frame", period_s=lambda c: 1.0 / c.rate_hz),

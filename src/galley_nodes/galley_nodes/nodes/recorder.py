@@ -56,6 +56,7 @@ _LATCHED = (
     "/trajectory",
     "/markers",
     "/arm/status",
+    "/arm/target",
     "/task/plan",
     "/task_planner/status",
     "/failure_injector/injected",
