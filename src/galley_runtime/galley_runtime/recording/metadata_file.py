@@ -83,9 +83,15 @@ def write_metadata(bag: Path, info: dict[str, Any], custom_data: Mapping[str, st
         bag: the bag folder.
         info: the ``rosbag2_bagfile_information`` mapping.
         custom_data: replaces ``info``'s ``custom_data`` when given (an empty mapping: none).
+
+    ``custom_data`` is always written as a mapping, ``{}`` when there is none: rosbag2 reads it as
+    one and refuses the whole file on ``null`` (``ros2 bag info``: "bad conversion"), which is what
+    rosbags writes for a bag without custom data.
     """
     if custom_data is not None:
-        info["custom_data"] = {str(k): str(v) for k, v in custom_data.items()} or None
+        info["custom_data"] = {str(k): str(v) for k, v in custom_data.items()}
+    elif info.get("custom_data") is None:
+        info["custom_data"] = {}
     tmp = Path(bag) / "metadata.yaml.tmp"
     with tmp.open("w") as f:
         # libyaml's dumper: a split bag's metadata grows with every file, and ruamel's pure-Python
