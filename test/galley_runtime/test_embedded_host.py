@@ -346,6 +346,26 @@ def test_tf_broadcast_and_lookup_between_nodes():
         watcher.where("odom", "gripper")
 
 
+class Undeclared(Node):
+    """Looks up transforms without declaring uses_tf: under ROS 2 it would have no TF listener."""
+
+    name = "undeclared"
+
+    def where(self, target: str, source: str) -> Any:
+        return self.lookup_transform(target, source)
+
+
+def test_a_node_that_does_not_declare_uses_tf_gets_no_transforms_as_under_ros2():
+    # The diffusion policy looked up its goal in TF without declaring it: the embedded host answered,
+    # the ROS 2 host raised (caught: the goal read as zeros) and the learned policy drove blind.
+    host = EmbeddedHost()
+    host.add_node(UnicycleBaseNode, parameters={"initial_x_m": 1.0})
+    node = host.add_node(Undeclared)
+    host.run_for(0.1)
+    with pytest.raises(TransformError, match="does not set uses_tf = True"):
+        node.where("odom", "base_link")
+
+
 class FinalWords(Node):
     name = "final_words"
     publishes = (Publishes("count", INT32),)

@@ -73,6 +73,7 @@ __all__ = [
     "Subscribes",
     "Timer",
     "TimerHandle",
+    "undeclared_tf",
 ]
 
 _NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -390,3 +391,8 @@ def _check_declaration(cls: type[Node]) -> None:
         if not callable(getattr(cls, decl.callback, None)):
             raise TypeError(f"{where}: callback {decl.callback!r} is not a method of the class")
     check_actions(where, cls)
+
+
+def undeclared_tf(node_name: str) -> str:
+    """Why a node that does not declare ``uses_tf`` gets no transforms (both hosts say it alike)."""
+    return f"node {node_name} looks up transforms, but its class does not set uses_tf = True"

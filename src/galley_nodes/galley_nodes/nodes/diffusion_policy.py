@@ -77,6 +77,7 @@ class DiffusionPolicyConfig(Config):
 class DiffusionPolicyNode(Node):
     name = "diffusion_policy"
     Config = DiffusionPolicyConfig
+    uses_tf = True  # map -> base_link and map -> object/<name>, for the goal observation
     subscribes = (
         Subscribes("camera/base/image_raw", "sensor_msgs/msg/Image", "on_base_image", QoS(depth=2)),
         Subscribes("camera/wrist/image_raw", "sensor_msgs/msg/Image", "on_wrist_image", QoS(depth=2)),

@@ -34,7 +34,7 @@ from galley_runtime.actions import ServerGoal
 from galley_runtime.conversions import transform_stamped_msg_from_values, transform_values_from_msg
 from galley_runtime.embedded.actions import EmbeddedActionClient, EmbeddedActionServer
 from galley_runtime.embedded.bus import Bus, BusPublisher
-from galley_runtime.node import Node, NodeHost
+from galley_runtime.node import Node, NodeHost, undeclared_tf
 from galley_runtime.params_file import (
     ParameterError,
     config_for_node,
@@ -104,7 +104,15 @@ class _NodeLogger:
 class EmbeddedNodeHost(NodeHost):
     """What the embedded host gives one node (see :class:`galley_runtime.node.NodeHost`)."""
 
-    def __init__(self, host: EmbeddedHost, name: str, namespace: str, remappings: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        host: EmbeddedHost,
+        name: str,
+        namespace: str,
+        remappings: Mapping[str, str],
+        *,
+        uses_tf: bool = True,
+    ) -> None:
         if not _NAMESPACE.match(namespace):
             raise ValueError(f"namespace {namespace!r} is not a valid ROS namespace (e.g. '/robot')")
         self._host = host
@@ -115,6 +123,7 @@ class EmbeddedNodeHost(NodeHost):
         self._remap = {
             self.resolve(k, remap=False): self.resolve(v, remap=False) for k, v in remappings.items()
         }
+        self._uses_tf = uses_tf  # as the ROS 2 host: no TF listener unless the node's class asks
         self._order = next(host._node_counter)
         self._tf_publishers: dict[bool, BusPublisher] = {}
         self._static_transforms: dict[str, Any] = {}
@@ -141,6 +150,8 @@ class EmbeddedNodeHost(NodeHost):
         return self._host._add_timer(self._order, period_s, callback, self.fully_qualified_name)
 
     def lookup_transform(self, target: str, source: str, time_ns: int | None = None) -> Any:
+        if not self._uses_tf:
+            raise TransformError(undeclared_tf(self.fully_qualified_name))
         values, stamp = self._host.tf.lookup_values(target, source, time_ns)
         return transform_stamped_msg_from_values(values[:3], values[3:], target, source, stamp)
 
@@ -252,7 +263,9 @@ class EmbeddedHost:
         """
         if self._shut_down:
             raise RuntimeError("the host has been shut down")
-        node_host = EmbeddedNodeHost(self, name or node_cls.name, namespace, remappings or {})
+        node_host = EmbeddedNodeHost(
+            self, name or node_cls.name, namespace, remappings or {}, uses_tf=node_cls.uses_tf
+        )
         fqn = node_host.fully_qualified_name
         if fqn in self._records:
             raise ValueError(f"a node named {fqn!r} already runs in this host; give another name=")

@@ -58,7 +58,7 @@ from galley_core.config import ConfigError, config_from_values, describe_fields
 from galley_core.tf_tree import TransformError
 from galley_runtime import messages
 from galley_runtime.actions import ServerGoal
-from galley_runtime.node import Node, NodeHost, PerSeverityLogger
+from galley_runtime.node import Node, NodeHost, PerSeverityLogger, undeclared_tf
 from galley_runtime.params_file import ParameterError, unset_lists_as_empty
 from galley_runtime.qos import QoS
 from galley_runtime.ros2.actions import RclpyActionClient, RclpyActionServer
@@ -136,10 +136,7 @@ class RclpyNodeHost(NodeHost):
         if self._uses_tf and tf2_ros is None:
             raise TransformError(f"{target} <- {source}: {_NO_TF2}")
         if self._buffer is None:
-            raise TransformError(
-                f"node {self.fully_qualified_name} looks up transforms, but its class does not set "
-                "uses_tf = True"
-            )
+            raise TransformError(undeclared_tf(self.fully_qualified_name))
         time = Time() if time_ns is None else Time(nanoseconds=time_ns)
         try:
             return self._buffer.lookup_transform(target, source, time, timeout=Duration())
