@@ -18,11 +18,13 @@ from galley_runtime import messages
 
 __all__ = [
     "RGB_ENCODINGS",
+    "arm_target_msg",
     "diagnostic_array_msg",
     "image_from_msg",
     "occupancy_grid_from_msg",
     "occupancy_grid_msg",
     "odom_row",
+    "orientation_unset",
     "path_from_msg",
     "path_msg",
     "pose2d_from_pose_msg",
@@ -268,6 +270,12 @@ def joint_state_msg(names: Any, positions: Any, velocities: Any, stamp_ns: int, 
         velocity=np.asarray(velocities, dtype=float),
         effort=np.zeros(0),
     )
+
+
+def orientation_unset(pose_stamped: Any) -> bool:
+    """Whether a place goal's ``geometry_msgs/PoseStamped`` leaves the yaw open (an all-zero quaternion)."""
+    o = pose_stamped.pose.orientation
+    return bool(o.x == o.y == o.z == o.w == 0.0)
 
 
 def arm_target_msg(position: Any, quaternion_xyzw: Any, frame_id: str, stamp_ns: int) -> Any:

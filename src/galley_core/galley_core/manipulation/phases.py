@@ -53,8 +53,13 @@ __all__ = [
     "GraspSpec",
     "Phase",
     "PickPlaceConfig",
+    "grasp_spec",
+    "pick_grasp",
     "pick_phases",
     "place_phases",
+    "place_tcp",
+    "shoulder_point",
+    "turn_towards",
 ]
 
 F64 = NDArray[np.float64]
@@ -197,6 +202,20 @@ def turn_towards(shoulder: F64, position: F64, yaw: float, offset: F64) -> float
         return 0.0
     to_shoulder = math.atan2(shoulder[1] - position[1], shoulder[0] - position[0])
     return normalize_angle(to_shoulder - yaw - math.atan2(offset[1], offset[0]))
+
+
+def place_tcp(
+    held_offset: F64, position: F64, yaw: float, shoulder: F64, *, free_yaw: bool = False
+) -> tuple[F64, float]:
+    """Where a place's tcp must be for the held object to stand at ``position``, ``yaw`` (root frame).
+
+    ``held_offset``: the tcp in the held object's upright frame. With ``free_yaw`` (a round object
+    whose final yaw nobody asked for) the object is set down turned so that the tcp is on the
+    shoulder's side. Returns the tcp point and the object's final yaw.
+    """
+    if free_yaw:
+        yaw += turn_towards(shoulder, position, yaw, held_offset)
+    return np.asarray(position + rotz(yaw) @ held_offset, dtype=float), yaw
 
 
 def pick_grasp(grasp: GraspSpec, position: F64, yaw: float, shoulder: F64) -> tuple[F64, F64, float]:

@@ -40,8 +40,8 @@ from galley_core.manipulation.phases import (
     pick_grasp,
     pick_phases,
     place_phases,
+    place_tcp,
     shoulder_point,
-    turn_towards,
 )
 from galley_core.manipulation.poses import (
     matrix_from_quat,
@@ -194,9 +194,7 @@ class PickPlace:
             return
         self._begin("place", name, joints, now_s)
         position, yaw = upright(target)
-        if free_yaw:
-            yaw += turn_towards(self._shoulder, position, yaw, self._held_offset)
-        tcp_at = position + rotz(yaw) @ self._held_offset
+        tcp_at, yaw = place_tcp(self._held_offset, position, yaw, self._shoulder, free_yaw=free_yaw)
         if self._unreachable(tcp_at + np.array([0.0, 0.0, c.approach_height_m]), "the place target"):
             return
         # the empty gripper leaves as a pick's retreat leaves: at carry height, back towards the

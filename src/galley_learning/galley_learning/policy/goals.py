@@ -18,13 +18,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from galley_core.geometry import normalize_angle, yaw_from_quaternion
-from galley_core.manipulation.phases import GraspSpec, pick_grasp, turn_towards
+from galley_core.manipulation.phases import GraspSpec, pick_grasp, place_tcp
 from galley_core.manipulation.poses import rotz
-from galley_runtime.conversions import path_from_msg, transform_values_from_msg
+from galley_runtime.conversions import orientation_unset, path_from_msg, transform_values_from_msg
+from galley_runtime.msg_constants import ARM_PICK, ARM_PLACE
 
 __all__ = [
-    "ARM_PICK",
-    "ARM_PLACE",
     "CONTACT",
     "GOAL_NAMES",
     "PATH_AHEAD_M",
@@ -41,7 +40,6 @@ __all__ = [
 F64 = NDArray[np.float64]
 
 STEP_KINDS = ("move", "pick", "place")
-ARM_PICK, ARM_PLACE = 0, 1  # galley_msgs/ArmGoal's action constants
 
 _KIND = tuple(f"is_{k}" for k in STEP_KINDS)
 #: goal_features' values: the step kind; a move's goal in base_link (x, y, heading, distance); the
@@ -130,8 +128,8 @@ class GoalTracker:
         p, o = msg.target_pose.pose.position, msg.target_pose.pose.orientation
         place = int(msg.action) == ARM_PLACE
         g.place_target = (p.x, p.y, p.z) if place else None
-        unset = o.x == o.y == o.z == o.w == 0.0
-        g.place_yaw = None if unset or not place else yaw_from_quaternion((o.x, o.y, o.z, o.w))
+        open_yaw = orientation_unset(msg.target_pose) or not place
+        g.place_yaw = None if open_yaw else yaw_from_quaternion((o.x, o.y, o.z, o.w))
         g.contact, g.support_z = None, None
 
     def target(self, kind: str, objects: Mapping[str, Planar]) -> Planar | None:
@@ -173,11 +171,10 @@ class GoalTracker:
         if g.contact is None:  # the place's first frame: the tcp's offset from the held object
             position, yaw = _point_in_base(base, held), held[3] - base[3]
             offset = rotz(-yaw) @ (np.asarray(ee_p, dtype=float) - position)
-            place = _point_in_base(base, target)
             place_yaw = yaw if g.place_yaw is None else g.place_yaw - base[3]
-            if g.place_yaw is None and spec.symmetric:
-                place_yaw += turn_towards(self.shoulder, place, place_yaw, offset)
-            point = place + rotz(place_yaw) @ offset
+            free_yaw = g.place_yaw is None and spec.symmetric
+            place = _point_in_base(base, target)
+            point, _ = place_tcp(offset, place, place_yaw, self.shoulder, free_yaw=free_yaw)
             g.contact = (*_point_in_map(base, point), 0.0)
         return g.contact
 

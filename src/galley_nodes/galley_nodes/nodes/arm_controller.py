@@ -39,6 +39,7 @@ from galley_runtime.conversions import (
     arm_target_msg,
     joint_positions_from_msg,
     joint_state_msg,
+    orientation_unset,
     transform_from_msg,
     transform_from_pose_msg,
 )
@@ -159,7 +160,7 @@ class ArmControllerNode(Node):
             return problem
         # A round object's final yaw means nothing unless the goal asks for one: the machine
         # turns it so that the tcp stays on the arm's side (see GraspSpec.symmetric).
-        free_yaw = _orientation_unset(msg.target_pose) and self.scene.object(name).symmetric_about_z
+        free_yaw = orientation_unset(msg.target_pose) and self.scene.object(name).symmetric_about_z
         self.machine.start_place(name, target, q, self.now_s(), free_yaw=free_yaw)
         return ""
 
@@ -191,7 +192,7 @@ class ArmControllerNode(Node):
     def _place_target(self, pose_stamped: Any, object_pose: Transform) -> tuple[Transform | None, str]:
         """The place target in base_link; an all-zero orientation keeps the object's current yaw."""
         frame = pose_stamped.header.frame_id or "map"
-        unset = _orientation_unset(pose_stamped)
+        unset = orientation_unset(pose_stamped)
         try:
             if unset:
                 p = pose_stamped.pose.position
@@ -289,9 +290,3 @@ class ArmControllerNode(Node):
                 reason=key[3],
             ),
         )
-
-
-def _orientation_unset(pose_stamped: Any) -> bool:
-    """Whether a place goal leaves the yaw open (an all-zero quaternion)."""
-    o = pose_stamped.pose.orientation
-    return bool(o.x == o.y == o.z == o.w == 0.0)
