@@ -13,13 +13,13 @@ from galley_core.scene import load_scene
 from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal, place_target
 from galley_core.tasks.grammar import parse_plan
 from galley_core.tasks.judging import (
-    facing_goal,
     held,
     judge_step,
     move_succeeded,
     pick_succeeded,
     place_succeeded,
     robot_zone,
+    settled,
     surface_z,
 )
 from galley_core.tf_tree import TransformError
@@ -203,23 +203,35 @@ def test_a_move_is_judged_on_the_base_alone(kitchen):
     assert move_goal(kitchen, "green") == Pose2D(x, y, yaw)
 
 
-def test_facing_the_goal_heading_is_asked_of_moves_only_and_wraps(kitchen):
+def test_a_move_settles_facing_the_goal_heading_and_wraps(kitchen):
     """Not a success criterion: what completion 'criteria' waits for before it ends a move."""
     runner = runner_at(BOWL_ON_BLUE, 2)
     x, y, yaw = kitchen.zone("green").approach
     for error, facing in ((0.1 - TINY, True), (-0.1 + TINY, True), (0.1 + TINY, False), (math.pi, False)):
-        assert facing_goal(runner, kitchen, FakeTruth(base=Pose2D(x, y, yaw + error)), CONFIG) is facing
-    assert facing_goal(runner, kitchen, FakeTruth(base=Pose2D(x, y, yaw + 2 * math.pi + 0.05)), CONFIG)
-    assert facing_goal(
+        assert settled(runner, kitchen, FakeTruth(base=Pose2D(x, y, yaw + error)), CONFIG) is facing
+    assert settled(runner, kitchen, FakeTruth(base=Pose2D(x, y, yaw + 2 * math.pi + 0.05)), CONFIG)
+    assert settled(
         runner,
         kitchen,
         FakeTruth(base=Pose2D(x, y, yaw + 3.0)),
         ExecutorConfig(nav_heading_tolerance_rad=math.pi),
     )
-    assert not facing_goal(runner, kitchen, FakeTruth(), CONFIG)  # no base pose: not yet
-    assert facing_goal(runner_at(BOWL_ON_BLUE, 1), kitchen, FakeTruth(), CONFIG)  # a pick: nothing to face
+    assert not settled(runner, kitchen, FakeTruth(), CONFIG)  # no base pose: not yet
+    assert settled(runner_at(BOWL_ON_BLUE, 3), kitchen, FakeTruth(), CONFIG)  # a place: nothing to wait for
     with pytest.raises(ValueError, match="nav_heading_tolerance_rad"):
         ExecutorConfig(nav_heading_tolerance_rad=0.0)
+
+
+def test_a_pick_settles_with_its_object_raised_to_the_carry_height(kitchen):
+    """The oracle's pick ends with the object carried over the counters; a policy's waits for that too."""
+    runner = runner_at(BOWL_ON_BLUE, 1)
+    carry = ExecutorConfig(pick_carry_height_m=0.94)
+    lifted = FakeTruth(objects={"bowl": at(1.0, 2.0, kitchen.zone("blue").z + 0.05)})
+    assert judge_step(runner, kitchen, lifted, carry)[0]  # the criterion holds: lifted
+    assert not settled(runner, kitchen, lifted, carry)  # but not yet carried
+    assert settled(runner, kitchen, FakeTruth(objects={"bowl": at(1.0, 2.0, 0.94 + TINY)}), carry)
+    assert settled(runner, kitchen, lifted, CONFIG)  # 0: no wait, the lift ends the pick
+    assert not settled(runner, kitchen, FakeTruth(), carry)  # no object pose: not yet
 
 
 def test_a_pick_is_judged_on_the_lift_off_the_surface_of_the_zone_moved_to(kitchen):

@@ -57,6 +57,15 @@ class ExecutorConfig(Config):
     lift_height_m: float = param(
         0.03, "pick succeeds with the object this far above its surface", unit="m", gt=0.0
     )
+    pick_carry_height_m: float = param(
+        0.0,
+        "completion 'criteria' ends a pick only with the object's bottom this high above the floor "
+        "(the pick-and-place machine's carry pose, arm_controller's carry_height_m), so a policy's "
+        "next move starts carrying the object over the counters as the oracle's does; at the time "
+        "limit the pick is judged on the lift alone; 0: end it at the lift",
+        unit="m",
+        ge=0.0,
+    )
     max_steps: int = param(0, "execute only the first K steps of the plan; 0: all", ge=0)
     teleport_on_failure: bool = param(
         False,

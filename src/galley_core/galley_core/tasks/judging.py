@@ -29,13 +29,13 @@ from galley_core.tf_tree import TransformError
 
 __all__ = [
     "GroundTruth",
-    "facing_goal",
     "held",
     "judge_step",
     "move_succeeded",
     "pick_succeeded",
     "place_succeeded",
     "robot_zone",
+    "settled",
     "surface_z",
 ]
 
@@ -67,16 +67,22 @@ def move_succeeded(base: Pose2D, goal: Pose2D, config: ExecutorConfig) -> Judgem
     return False, f"the base stopped {distance:.3f} m from the goal (> {config.nav_success_radius_m} m)"
 
 
-def facing_goal(runner: PlanRunner, scene: Scene, truth: GroundTruth, config: ExecutorConfig) -> bool:
-    """Whether the running step, if a move, has the base facing its goal's heading.
+def settled(runner: PlanRunner, scene: Scene, truth: GroundTruth, config: ExecutorConfig) -> bool:
+    """Whether the running step has left the robot as the oracle's same step leaves it.
 
-    Within ``nav_heading_tolerance_rad``; any other step, or no running step: True. Not a success
-    criterion (a move's is position alone): completion 'criteria' waits for it before it ends a move.
+    Not a success criterion: what completion 'criteria' waits for, once the criterion holds, before
+    it ends a step, so that a learned policy's next step starts where the oracle's does. A move: the
+    base faces its goal's heading within ``nav_heading_tolerance_rad`` (the path follower turns
+    before it reports). A pick: the object's bottom at least ``pick_carry_height_m`` above the
+    floor (the pick-and-place machine ends a pick with the object raised to its carry height, over
+    the counters the next move drives past; 0: no wait). Any other step, or none running: True.
     """
     step = runner.current
-    if step is None or step.action != "move":
+    if step is None or step.action not in ("move", "pick"):
         return True
     try:
+        if step.action == "pick":
+            return float(truth.object_pose(step.target).translation[2]) >= config.pick_carry_height_m
         yaw = truth.base_pose().theta
     except (TransformError, KeyError):
         return False

@@ -30,7 +30,7 @@ from galley_core.geometry import Pose2D, quaternion_from_yaw
 from galley_core.scene import Scene
 from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal, place_target
 from galley_core.tasks.grammar import Action, InvalidPlanError, Step, parse_plan, validate_plan
-from galley_core.tasks.judging import facing_goal, judge_step, move_succeeded, robot_zone
+from galley_core.tasks.judging import judge_step, move_succeeded, robot_zone, settled
 from galley_core.tasks.replanning import EpisodeReplans
 from galley_nodes.nodes.base_mover import NAVIGATE_CALL, BaseMover
 from galley_nodes.nodes.ground_truth import TfGroundTruth
@@ -64,8 +64,9 @@ class TaskExecutorConfig(ExecutorConfig):
         "status",
         "how a step ends: 'status' (the executing node's terminal status on /navigation/status or "
         "/arm/status, then judged) or 'criteria' (as soon as ground truth meets the step's success "
-        "criterion, checked at rate_hz, a move also facing its goal within nav_heading_tolerance_rad; "
-        "for learned policies, which report no status)",
+        "criterion, checked at rate_hz, a move also facing its goal within nav_heading_tolerance_rad, "
+        "a pick also carrying its object at pick_carry_height_m; for learned policies, which report "
+        "no status)",
         choices=("status", "criteria"),
     )
     pick_hold_distance_m: float = param(
@@ -275,9 +276,9 @@ class TaskExecutorNode(Node):
             return
         criteria = self.config.completion == "criteria" and self._running() is not None
         ok, why = self._criterion() if criteria else (False, "")
-        if ok and facing_goal(runner, self.scene, self.truth, self.config):
+        if ok and settled(runner, self.scene, self.truth, self.config):
             self._end_step(True, "")
-        elif runner.timed_out(self.now_s()):  # a move there but not turned: judged on position (ok)
+        elif runner.timed_out(self.now_s()):  # met but not settled (not turned, not carried): judged (ok)
             reason = f"exceeded the {self.config.step_time_limit_s:.0f} s step time limit"
             self._end_step(ok, "" if ok else reason + (f"; {why}" if why else ""))
 
