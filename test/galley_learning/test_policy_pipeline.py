@@ -202,6 +202,12 @@ def test_eval_runs_the_learned_policy_in_the_simulator(run: Path, tmp_path: Path
     assert [r["id"] for r in rows] == suite[:2]  # in suite order, whichever worker finished first
     assert all("exceeded the 4 s step time limit" in r["failure"] or r["success"] == "True" for r in rows)
     assert metrics["mean_path_length_m"] > 0.0  # the policy drove the base
+    steps = list(csv.DictReader((tmp_path / "eval" / "steps.csv").open()))  # every executed step
+    for r in rows:
+        mine = [s for s in steps if s["id"] == r["id"]]
+        assert [s["index"] for s in mine] == [str(k) for k in range(len(mine))] and mine
+        assert sum(s["success"] == "True" for s in mine) == int(r["steps_succeeded"])
+        assert next((s["reason"] for s in mine if s["success"] != "True"), "") == r["failure"]
 
 
 def test_policy_node_sees_what_training_sees(

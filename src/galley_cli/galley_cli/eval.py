@@ -10,7 +10,9 @@
 
 Writes ``metrics.json`` (keys ``episodes``, ``em``, ``sr``, ``sr_episode``, ``m``, ``p`` — null where
 the mode does not define one — and the motion metrics), ``episodes.csv`` (one row per episode) and
-``metrics.png``. P (2) needs a learned policy's action errors and is null for the oracle.
+``metrics.png``; in policy and joint modes ``steps.csv`` too (one row per executed step: the
+episode's id and seed, the step's index and text, success, duration and the failure's reason).
+P (2) needs a learned policy's action errors and is null for the oracle.
 
 ``--workers K`` runs the episodes in K simulator processes at once (policy and joint modes); each
 episode is the same as when run alone.
@@ -139,6 +141,7 @@ def evaluate(
     rows: list[dict[str, Any]] = []
     step_success: list[list[bool]] = []
     step_em: list[list[bool]] = []
+    step_rows: list[dict[str, Any]] = []  # every executed step, for steps.csv
     wall_start = time.perf_counter()
     executed: list[dict[str, Any] | None] = (
         _execute(
@@ -162,6 +165,10 @@ def evaluate(
         if episode is not None:
             row |= episode
             step_success.append(row.pop("outcomes"))
+            step_rows += [
+                {"id": entry.id, "seed": entry.seed, "index": k} | s
+                for k, s in enumerate(row.pop("step_rows"))
+            ]
         rows.append(row)
         if episode is None:
             _progress(i + 1, len(entries), wall_start, rows)
@@ -184,12 +191,18 @@ def evaluate(
         if metrics["em"]:
             metrics["p"] = 1.0 / metrics["em"] + metrics["mse"]
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    with (out_dir / "episodes.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=sorted({k for r in rows for k in r}))
-        writer.writeheader()
-        writer.writerows(rows)
+    _write_csv(out_dir / "episodes.csv", rows, sorted({k for r in rows for k in r}))
+    if step_rows:
+        _write_csv(out_dir / "steps.csv", step_rows, list(step_rows[0]))
     _plot(mode, rows, metrics, out_dir / "metrics.png")
     return metrics
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> None:
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def _check_options(mode: str, policy: Path | None, replanning: bool) -> None:
@@ -249,6 +262,7 @@ def _execute_one(
     motion = summary["motion"] or {}
     return {
         "outcomes": outcomes,
+        "step_rows": summary["steps"],
         "success": summary["success"],
         "steps_succeeded": sum(outcomes),
         "steps": len(outcomes),
