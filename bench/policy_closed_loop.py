@@ -12,10 +12,12 @@
    and on as many of its training episodes (same seeds and plans as collected), so that
    generalisation and fitting can be told apart.
 
-Prints per-kind SR (move, pick, place), episode SR, the base's mean distance from its goal at the
-start and end (move-only runs), collection and training minutes and inference ms per chunk, and as
-its last line one JSON object. ``--quick``: 6 move-only episodes, 600 training steps of the MLP
-head, 3 + 3 evaluation episodes (a few minutes on 2 cores). Everything stays in ``--out``.
+Prints per-kind SR (move, pick, place; and as "ran", over the steps that ran: a failed pick ends
+its episode, and ``sr_by_action`` counts the steps it leaves unrun as failed), episode SR, the
+base's mean distance from its goal at the start and end (move-only runs), collection and training
+minutes and inference ms per chunk, and as its last line one JSON object. ``--quick``: 6 move-only
+episodes, 600 training steps of the MLP head, 3 + 3 evaluation episodes (a few minutes on 2 cores).
+Everything stays in ``--out``.
 """
 
 from __future__ import annotations
@@ -92,7 +94,9 @@ def _chunk_ms(run: Path, dataset: Path, repeats: int = 20) -> float:
 
 def _figures(metrics: dict[str, Any], prefix: str) -> dict[str, Any]:
     by_kind = metrics.get("sr_by_action") or {}
+    ran = metrics.get("sr_executed_by_action") or {}
     out = {f"{prefix}_sr_{k}": by_kind.get(k) for k in KINDS}
+    out |= {f"{prefix}_sr_executed_{k}": ran.get(k) for k in KINDS}
     out |= {f"{prefix}_sr_episode": metrics["sr_episode"], f"{prefix}_sr": metrics["sr"]}
     for key in ("goal_dist_start_m", "goal_dist_end_m"):
         if key in metrics:
@@ -110,6 +114,8 @@ def _table(args: argparse.Namespace, figures: dict[str, Any]) -> None:
         start, end = figures.get(f"{prefix}_goal_dist_start_m"), figures.get(f"{prefix}_goal_dist_end_m")
         dist = f"{start:.2f} -> {end:.2f}" if end is not None else ""
         print(f"{prefix:>10} {cells} {figures[f'{prefix}_sr_episode']:>8.2f} {dist:>18}")
+        ran = [figures[f"{prefix}_sr_executed_{k}"] for k in KINDS]
+        print(f"{'  ran':>10} " + " ".join(f"{v:>6.2f}" if v is not None else f"{'-':>6}" for v in ran))
     print(
         f"collection {figures['collect_minutes']} min ({figures['episodes_succeeded']} episodes"
         f"{', reused: none recorded now' if not figures['episodes_recorded_now'] else ''}), dataset "

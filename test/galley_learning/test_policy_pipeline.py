@@ -208,6 +208,11 @@ def test_eval_runs_the_learned_policy_in_the_simulator(run: Path, tmp_path: Path
         assert [s["index"] for s in mine] == [str(k) for k in range(len(mine))] and mine
         assert sum(s["success"] == "True" for s in mine) == int(r["steps_succeeded"])
         assert next((s["reason"] for s in mine if s["success"] != "True"), "") == r["failure"]
+    ran = [s["step"].split()[0] for s in steps]
+    assert set(metrics["sr_executed_by_action"]) == set(ran)
+    for kind, sr in metrics["sr_executed_by_action"].items():
+        ok = [s["success"] == "True" for s in steps if s["step"].startswith(kind)]
+        assert sr == pytest.approx(sum(ok) / len(ok)) and sr >= metrics["sr_by_action"][kind]
 
 
 def test_policy_node_sees_what_training_sees(

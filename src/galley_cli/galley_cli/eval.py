@@ -11,8 +11,10 @@
 Writes ``metrics.json`` (keys ``episodes``, ``em``, ``sr``, ``sr_episode``, ``m``, ``p`` — null where
 the mode does not define one — and the motion metrics), ``episodes.csv`` (one row per episode) and
 ``metrics.png``; in policy and joint modes ``steps.csv`` too (one row per executed step: the
-episode's id and seed, the step's index and text, success, duration and the failure's reason).
-P (2) needs a learned policy's action errors and is null for the oracle.
+episode's id and seed, the step's index and text, success, duration and the failure's reason)
+and ``metrics.json`` the key ``sr_executed_by_action``: SR per kind over the steps that ran, where
+``sr_by_action`` also counts as failed the steps a failed pick leaves unrun. P (2) needs a learned
+policy's action errors and is null for the oracle.
 
 ``--workers K`` runs the episodes in K simulator processes at once (policy and joint modes); each
 episode is the same as when run alone.
@@ -44,7 +46,6 @@ first plan's steps.
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
 import time
@@ -58,7 +59,7 @@ from galley_cli import add_params_option, episode_pool, whole_number
 from galley_cli.errors import UsageError
 from galley_cli.overrides import PRECEDENCE_HELP
 from galley_cli.replanning import add_replan_options
-from galley_cli.report import goal_distances
+from galley_cli.report import executed_sr, goal_distances, plot_eval, write_csv
 from galley_cli.run import policy_sees_images, run_episode, run_settings
 from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
 from galley_core.tasks.suite import SuiteEntry, load_suite
@@ -183,6 +184,8 @@ def evaluate(
     )
     if replanning and step_success:
         metrics |= _replan_metrics(rows)
+    if step_rows:
+        metrics["sr_executed_by_action"] = executed_sr(step_rows)
     if policy is not None:
         from galley_learning.policy.train import heldout_mse  # noqa: PLC0415 (deferred: torch)
 
@@ -191,18 +194,11 @@ def evaluate(
         if metrics["em"]:
             metrics["p"] = 1.0 / metrics["em"] + metrics["mse"]
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    _write_csv(out_dir / "episodes.csv", rows, sorted({k for r in rows for k in r}))
+    write_csv(out_dir / "episodes.csv", rows, sorted({k for r in rows for k in r}))
     if step_rows:
-        _write_csv(out_dir / "steps.csv", step_rows, list(step_rows[0]))
-    _plot(mode, rows, metrics, out_dir / "metrics.png")
+        write_csv(out_dir / "steps.csv", step_rows, list(step_rows[0]))
+    plot_eval(mode, rows, metrics, out_dir / "metrics.png")
     return metrics
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> None:
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def _check_options(mode: str, policy: Path | None, replanning: bool) -> None:
@@ -363,41 +359,6 @@ def _metrics(
     if step_em and step_success:
         metrics["m"] = m_metric(step_em, step_success)
     return metrics
-
-
-def _plot(mode: str, rows: list[dict[str, Any]], metrics: dict[str, Any], path: Path) -> None:
-    import matplotlib  # noqa: PLC0415 (optional: matplotlib)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415 (optional: matplotlib)
-
-    panels = []
-    if metrics.get("sr_by_action"):
-        panels.append("sr")
-        panels.append("time")
-    if metrics["em"] is not None:
-        panels.append("em")
-    if not panels:
-        return
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.6), dpi=110, squeeze=False)
-    for ax, panel in zip(axes[0], panels, strict=True):
-        if panel == "sr":
-            names = list(metrics["sr_by_action"])
-            ax.bar(names, [metrics["sr_by_action"][n] for n in names], color="tab:green")
-            ax.set_ylim(0, 1.05)
-            ax.set_title(f"success rate by step (SR {metrics['sr']:.3f})", fontsize=9)
-        elif panel == "time":
-            ax.hist([r["sim_time_s"] for r in rows], bins=15, color="tab:blue")
-            ax.set_xlabel("simulated time per episode (s)")
-            ax.set_title(f"episodes ({metrics['real_time_factor']}x real time)", fontsize=9)
-        else:
-            ax.hist([r["em"] for r in rows], bins=np.linspace(0, 1, 11), color="tab:purple")
-            ax.set_xlabel("per-plan exact match")
-            ax.set_title(f"EM {metrics['em']:.3f}", fontsize=9)
-    fig.suptitle(f"galley eval --mode {mode}: {metrics['episodes']} episodes", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
 
 
 def _run(args: argparse.Namespace) -> int:

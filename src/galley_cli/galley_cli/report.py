@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,7 +14,7 @@ from galley_runtime.config_files import find_scene
 from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.qos import QoS
 
-__all__ = ["TopicLog", "top_down_axes"]
+__all__ = ["TopicLog", "executed_sr", "goal_distances", "plot_eval", "top_down_axes", "write_csv"]
 
 
 class TopicLog:
@@ -116,3 +118,59 @@ def goal_distances(plan: Any, summary: dict[str, Any], scene_name: str) -> dict[
         x, y = summary[f"base_{key}"]
         out[f"goal_dist_{key}_m"] = round(float(np.hypot(x - goal.x, y - goal.y)), 4)
     return out
+
+
+def executed_sr(steps: list[dict[str, Any]]) -> dict[str, float]:
+    """SR per step kind over the steps that ran (``steps.csv``'s rows: ``step``, ``success``).
+
+    ``sr_by_action`` counts a step that never ran (after a failed pick, which nothing can teleport
+    into the gripper) as failed; this counts each kind only where its steps were executed.
+    """
+    by_kind: dict[str, list[bool]] = {}
+    for row in steps:
+        by_kind.setdefault(str(row["step"]).split()[0], []).append(bool(row["success"]))
+    return {k: sum(v) / len(v) for k, v in sorted(by_kind.items())}
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """``rows`` as a CSV file with a header of ``columns``."""
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def plot_eval(mode: str, rows: list[dict[str, Any]], metrics: dict[str, Any], path: Path) -> None:
+    """Kitchen-R's figures of a ``galley eval`` run: SR by step kind, episode times, EM."""
+    import matplotlib  # noqa: PLC0415 (optional: matplotlib)
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (optional: matplotlib)
+
+    panels = []
+    if metrics.get("sr_by_action"):
+        panels.append("sr")
+        panels.append("time")
+    if metrics["em"] is not None:
+        panels.append("em")
+    if not panels:
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.6), dpi=110, squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        if panel == "sr":
+            names = list(metrics["sr_by_action"])
+            ax.bar(names, [metrics["sr_by_action"][n] for n in names], color="tab:green")
+            ax.set_ylim(0, 1.05)
+            ax.set_title(f"success rate by step (SR {metrics['sr']:.3f})", fontsize=9)
+        elif panel == "time":
+            ax.hist([r["sim_time_s"] for r in rows], bins=15, color="tab:blue")
+            ax.set_xlabel("simulated time per episode (s)")
+            ax.set_title(f"episodes ({metrics['real_time_factor']}x real time)", fontsize=9)
+        else:
+            ax.hist([r["em"] for r in rows], bins=np.linspace(0, 1, 11), color="tab:purple")
+            ax.set_xlabel("per-plan exact match")
+            ax.set_title(f"EM {metrics['em']:.3f}", fontsize=9)
+    fig.suptitle(f"galley eval --mode {mode}: {metrics['episodes']} episodes", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
