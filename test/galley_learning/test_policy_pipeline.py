@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from galley_cli.collect import CollectConfig, collect
 from galley_cli.main import main
 from galley_core.config import ConfigError
 from galley_core.tasks.suite import load_suite
+from galley_learning.policy import checkpoints
 from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset, find_bags, sampled_frames
 from galley_learning.policy.frames import ACTION_NAMES, STATE_NAMES, episode_frames
 from galley_learning.policy.goals import GOAL_NAMES
@@ -168,6 +170,27 @@ def test_training_reports_checkpoints_and_resumes(run: Path, dataset: Path) -> N
     resumed = train(dataset, run, TrainConfig(steps=35))
     assert resumed["steps"] == 35
     assert len((run / "loss.csv").read_text().splitlines()) == 36
+
+
+def test_checkpoints_are_spaced_in_time_and_the_loss_log_appended(
+    dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkpoint holds the whole loss history: written every step, a long run slows to a crawl."""
+    written: list[str] = []
+    save = checkpoints._save_replacing
+    monkeypatch.setattr(
+        checkpoints, "_save_replacing", lambda obj, path: (written.append(path.name), save(obj, path))
+    )
+    spaced = TrainConfig(steps=12, batch_size=4, checkpoint_every=1, checkpoint_seconds=3600.0)
+    train(dataset, tmp_path / "spaced", spaced)
+    assert written == ["checkpoint.pt", "policy.pt"]  # the last step's only: none was due within the hour
+    out = tmp_path / "run"
+    train(dataset, out, replace(spaced, checkpoint_seconds=0.0))
+    assert written[2:] == ["checkpoint.pt", "policy.pt"] * 12  # every step, with no time spacing
+    train(dataset, out, TrainConfig(steps=15))  # resumed: the run's own settings, three more steps
+    assert written[26:] == ["checkpoint.pt", "policy.pt"] * 3
+    rows = list(csv.DictReader((out / "loss.csv").open()))
+    assert [int(r["step"]) for r in rows] == list(range(1, 16))  # appended after the resume, no row twice
 
 
 def test_policy_acts_in_physical_units(run: Path) -> None:

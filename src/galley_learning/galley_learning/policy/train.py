@@ -2,7 +2,8 @@
 
 A run folder holds ``config.json`` (the training and network settings), ``stats.json`` (the
 dataset's normalisation statistics), ``checkpoint.pt`` (weights, EMA, optimiser, step; written every
-``checkpoint_every`` steps and at the end; training resumes from it), ``policy.pt`` (the EMA weights
+``checkpoint_every`` steps, at most once per ``checkpoint_seconds``, and at the end; training
+resumes from it; policy/checkpoints.py), ``policy.pt`` (the EMA weights
 and everything the policy node needs), ``loss.csv`` and ``loss.png`` (training and validation loss)
 and ``report.json`` (the last losses and the MSE of Kitchen-R's eq. (2) on the held-out episodes).
 
@@ -11,7 +12,6 @@ Vision backbones learn at ``backbone_lr_scale`` (10 %) of the learning rate, as 
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import time
@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from galley_core.tasks.grammar import valid_steps
+from galley_learning.policy.checkpoints import Checkpoints, plot_loss
 from galley_learning.policy.dataset import PolicyData
 from galley_learning.policy.model import (
     SIZES,
@@ -52,6 +53,9 @@ class TrainConfig:
     backbone_lr_scale: float = 0.1
     ema_decay: float = 0.999
     checkpoint_every: int = 500
+    #: ... but at most once per this many seconds of training (and at the last step): a checkpoint
+    #: holds the loss history, so its cost grows with the run (checkpoints.py)
+    checkpoint_seconds: float = 60.0
     eval_every: int = 250
     mse_chunks: int = 64
     device: str = "auto"
@@ -64,6 +68,8 @@ class TrainConfig:
         for name in ("steps", "batch_size", "checkpoint_every", "eval_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} = {getattr(self, name)} must be >= 1")
+        if not self.checkpoint_seconds >= 0.0:
+            raise ValueError(f"checkpoint_seconds = {self.checkpoint_seconds} must be >= 0")
 
 
 class Batches:
@@ -221,7 +227,6 @@ def train(
     """
     run = Path(run_dir)
     data = PolicyData.open(data_dir)
-    checkpoint_path = run / "checkpoint.pt"
     config, net = _setup(run, data, Path(data_dir), config)
     device = pick_device(config.device)
     if device.type == "cpu" and config.cpu_threads > 0:
@@ -233,7 +238,8 @@ def train(
     from diffusers.training_utils import EMAModel  # noqa: PLC0415 (optional: diffusers)
 
     ema = EMAModel(model.parameters(), decay=config.ema_decay, use_ema_warmup=True, power=0.75)
-    step, history = _resume(checkpoint_path, model, optimizer, ema, device)
+    checkpoints = Checkpoints(run, net, normalizer, config.checkpoint_every, config.checkpoint_seconds)
+    step, history = checkpoints.resume(model, optimizer, ema, device)
     rng = np.random.default_rng(config.seed + step)
     if device.type == "cuda":
         torch.set_float32_matmul_precision("high")  # TF32 matrix products, as is usual for training
@@ -259,17 +265,7 @@ def train(
         history.append(entry)
         if progress is not None and (step % 10 == 0 or step == config.steps):
             progress(step, config.steps, entry["loss"], time.perf_counter() - start)
-        if step % config.checkpoint_every == 0 or step == config.steps:
-            _save(
-                run,
-                model=model,
-                optimizer=optimizer,
-                ema=ema,
-                step=step,
-                history=history,
-                net=net,
-                normalizer=normalizer,
-            )
+        checkpoints.after(step, history, model, optimizer, ema, last=step == config.steps)
     report = {
         "steps": step,
         "loss": float(np.mean([h["loss"] for h in history[-50:]])),
@@ -285,7 +281,7 @@ def train(
     report["mse_val"] = evaluate_mse(model, val_batches, config, device) if len(val_batches) else None
     ema.restore(model.parameters())
     (run / "report.json").write_text(json.dumps(report, indent=1) + "\n")
-    _plot(history, run / "loss.png")
+    plot_loss(history, run / "loss.png")
     return report
 
 
@@ -295,20 +291,6 @@ def _optimizer(model: DiffusionPolicy, config: TrainConfig) -> torch.optim.Optim
     if model.backbone_parameters():
         groups.append({"params": model.backbone_parameters(), "lr": config.lr * config.backbone_lr_scale})
     return torch.optim.AdamW(groups, weight_decay=config.weight_decay)
-
-
-def _resume(
-    path: Path, model: DiffusionPolicy, optimizer: torch.optim.Optimizer, ema: Any, device: torch.device
-) -> tuple[int, list[dict[str, float]]]:
-    """Load the checkpoint at ``path`` when there is one; (step, loss history) to go on from."""
-    if not path.exists():
-        return 0, []
-    saved = torch.load(path, map_location=device, weights_only=False)
-    model.load_state_dict(saved["model"])
-    optimizer.load_state_dict(saved["optimizer"])
-    ema.load_state_dict(saved["ema"])
-    ema.to(device)
-    return int(saved["step"]), list(saved["history"])
 
 
 def _val_loss(
@@ -367,67 +349,3 @@ def heldout_mse(run: str | Path, device: str = "cpu") -> float | None:
     if not len(batches):
         return None
     return evaluate_mse(runner.model, batches, TrainConfig(**config["train"]), runner.device)
-
-
-def _save(
-    run: Path,
-    *,
-    model: DiffusionPolicy,
-    optimizer: torch.optim.Optimizer,
-    ema: Any,
-    step: int,
-    history: list[dict[str, float]],
-    net: PolicyConfig,
-    normalizer: Normalizer,
-) -> None:
-    tmp = run / "checkpoint.pt.tmp"
-    torch.save(
-        {
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "ema": ema.state_dict(),
-            "step": step,
-            "history": history,
-        },
-        tmp,
-    )
-    tmp.replace(run / "checkpoint.pt")
-    ema.store(model.parameters())
-    ema.copy_to(model.parameters())
-    torch.save(
-        {"policy": net.to_dict(), "stats": normalizer.stats, "weights": model.state_dict(), "step": step},
-        run / "policy.pt.tmp",
-    )
-    (run / "policy.pt.tmp").replace(run / "policy.pt")
-    ema.restore(model.parameters())
-    with (run / "loss.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["step", "loss", "val_loss"])
-        writer.writeheader()
-        writer.writerows(history)
-
-
-def _plot(history: list[dict[str, float]], path: Path) -> None:
-    import matplotlib  # noqa: PLC0415 (optional: matplotlib)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415 (optional: matplotlib)
-
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    steps = np.array([h["step"] for h in history])
-    loss = np.array([h["loss"] for h in history])
-    ax.plot(steps, loss, lw=0.6, alpha=0.4, color="C0")
-    k = max(1, len(loss) // 50)
-    if len(loss) >= k:
-        smooth = np.convolve(loss, np.ones(k) / k, mode="valid")
-        ax.plot(steps[k - 1 :], smooth, color="C0", label="training loss")
-    val = [(h["step"], h["val_loss"]) for h in history if "val_loss" in h and not math.isnan(h["val_loss"])]
-    if val:
-        ax.plot(*zip(*val, strict=True), "o-", color="C1", label="validation loss (EMA)")
-    ax.set_yscale("log")
-    ax.set_xlabel("step")
-    ax.set_ylabel("noise MSE")
-    ax.set_title("diffusion policy training")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
