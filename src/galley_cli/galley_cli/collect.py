@@ -155,7 +155,8 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
             f"{out} holds {len(done)} episodes recorded with other camera settings ({params}); "
             "collect on with the same --image-size, --depth and --camera-rate, or into another --out"
         )
-    params.write_text(_params_yaml(config))
+    if not (done and params.exists()):  # else the same, checked above: left unwritten for its readers
+        _replace_text(params, _params_yaml(config))
     todo = [n for n in range(config.episodes) if f"ep_{n:06d}" not in done]
     records = _load_records(out)
     start = time.perf_counter()
@@ -276,8 +277,15 @@ def _write_records(
         },
         "episodes": dict(sorted(records.items())),
     }
-    (out / "collection.json").write_text(json.dumps(report, indent=1) + "\n")
+    _replace_text(out / "collection.json", json.dumps(report, indent=1) + "\n")
     return report
+
+
+def _replace_text(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all: another process may read it meanwhile (a bench reusing it)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
 
 
 def _run(args: argparse.Namespace) -> int:
