@@ -52,6 +52,7 @@ from galley_runtime.params_file import (  # noqa: E402
     load_params_files,
     parameters_for,
 )
+from galley_runtime.recording.metadata_file import load_metadata  # noqa: E402
 from galley_runtime.ros2.host import RclpyNodeHost, create_node  # noqa: E402
 from galley_runtime.ros2.messages import RclpyMessages  # noqa: E402
 
@@ -269,6 +270,15 @@ def test_the_recorder_records_other_nodes_over_dds_with_the_shipped_config(ros, 
         types = {c.topic: c.msgtype for c in reader.connections}
     assert counts["/map"] == 1 and types["/map"] == "nav_msgs/msg/OccupancyGrid"
     assert counts["/markers"] == 1 and types["/markers"] == "visualization_msgs/msg/MarkerArray"
+    # The type hash the publishers advertise (rosbag2_py's writer takes it from the graph; rosbags
+    # computes it) and the offered QoS ``ros2 bag play`` republishes with, whichever writer wrote it.
+    info = load_metadata(tmp_path / "bag")
+    topics = {t["topic_metadata"]["name"]: t["topic_metadata"] for t in info["topics_with_message_count"]}
+    store = rosbags_messages.typestore()
+    for topic in ("/map", "/markers"):
+        assert topics[topic]["type_description_hash"] == store.hash_rihs01(types[topic])
+    assert topics["/map"]["offered_qos_profiles"][0]["durability"] == "transient_local"
+    assert recorder.host.topic_type_hash("/map", "nav_msgs/msg/OccupancyGrid").startswith("RIHS01_")
 
 
 def test_a_recorders_parameters_are_set_and_an_invalid_set_is_rejected(ros, tmp_path):

@@ -131,7 +131,11 @@ class RecorderNode(Node):
         name = c.bag_name or datetime.now(timezone.utc).strftime("episode_%Y%m%d-%H%M%S")
         self.bag_path = output / name
         self.writer = open_bag_writer(
-            self.bag_path, storage=c.storage, split_period_s=c.split_period_s, implementation=c.writer
+            self.bag_path,
+            storage=c.storage,
+            split_period_s=c.split_period_s,
+            implementation=c.writer,
+            warn=self.log.warning,
         )
         self.hdf5: Any = None
         if c.hdf5:
@@ -146,7 +150,8 @@ class RecorderNode(Node):
         self.closed = False
         self._splits = 0
         self.on_discover()
-        self.log.info(f"recording to {self.bag_path} ({c.storage}{', HDF5' if c.hdf5 else ''})")
+        writer = type(self.writer).__name__
+        self.log.info(f"recording to {self.bag_path} ({c.storage} by {writer}{', HDF5' if c.hdf5 else ''})")
 
     # -- topics --------------------------------------------------------------------------------
 
@@ -162,7 +167,12 @@ class RecorderNode(Node):
             qos = QoS.latched(depth=c.queue_depth) if topic in c.latched_topics else QoS(depth=c.queue_depth)
             self.types[topic] = types[0]
             self.counts[topic] = 0
-            self.writer.add_topic(topic, types[0], QoS.latched() if topic in c.latched_topics else QoS())
+            self.writer.add_topic(
+                topic,
+                types[0],
+                QoS.latched() if topic in c.latched_topics else QoS(),
+                type_hash=self.host.topic_type_hash(topic, types[0]),
+            )
             self.host.create_subscription(topic, types[0], self._recorder_for(topic, types[0]), qos)
         self._refresh_metadata()
 
