@@ -200,21 +200,35 @@ def test_ros2_bag_info_reads_a_bag_rosbag2_py_wrote(tmp_path):
     assert "Topic: /chatter | Type: std_msgs/msg/String | Count: 9" in info.stdout
 
 
-def test_auto_gives_way_to_rosbags_with_a_warning_where_rosbag2_lacks_the_storage(tmp_path, monkeypatch):
-    rosbag2_py = pytest.importorskip("rosbag2_py", reason=NO_ROSBAG2)
+def test_auto_writes_with_rosbags_under_rclpy_too(tmp_path):
     rclpy_messages = pytest.importorskip("galley_runtime.ros2.messages", reason="rclpy is not importable")
-    monkeypatch.setattr(rosbag2_py, "get_registered_writers", lambda: {"mcap"})  # no sqlite3 plugin
-    warnings: list[str] = []
-    previous = messages.use_backend(rclpy_messages.RclpyMessages())  # auto picks rosbag2_py under rclpy
+    previous = messages.use_backend(rclpy_messages.RclpyMessages())
     try:
-        with pytest.raises(BagWriterError, match="no 'sqlite3' storage plugin"):
-            open_bag_writer(tmp_path / "explicit", storage="sqlite3", implementation="rosbag2_py")
-        writer = open_bag_writer(tmp_path / "bag", storage="sqlite3", warn=warnings.append)
+        writer = open_bag_writer(tmp_path / "bag")
     finally:
         messages.use_backend(previous)
     assert isinstance(writer, RosbagsWriter)
-    assert len(warnings) == 1 and "sqlite3" in warnings[0] and "rosbags instead" in warnings[0]
-    writer.add_topic("/chatter", STRING, QoS())
-    writer.write("/chatter", serialize(MSG.new(STRING, data="kept")), 1)
+    writer.close()
+
+
+def test_rosbags_refuses_a_bag_where_rosbag2_py_left_an_action_topic_undefined(tmp_path):
+    """Why ``auto`` prefers rosbags: Jazzy's rosbag2 cannot look up action types' definitions."""
+    pytest.importorskip("rosbag2_py", reason=NO_ROSBAG2)
+    from galley_runtime.recording.rosbag2_writer import Rosbag2PyWriter
+
+    feedback = "nav2_msgs/action/NavigateToPose_FeedbackMessage"
+    writer = Rosbag2PyWriter(tmp_path / "bag")
+    writer.add_topic("/navigate_to_pose/_action/feedback", feedback, QoS())
+    writer.write("/navigate_to_pose/_action/feedback", serialize(MSG.new(feedback)), 1)
     writer.close()
     assert check_jazzy_metadata(tmp_path / "bag")["message_count"] == 1
+    with pytest.raises(KeyError, match="unknown"), Reader(tmp_path / "bag"):
+        pass
+
+
+def test_rosbag2_py_without_the_storage_plugin_is_a_clear_error(tmp_path, monkeypatch):
+    rosbag2_py = pytest.importorskip("rosbag2_py", reason=NO_ROSBAG2)
+    monkeypatch.setattr(rosbag2_py, "get_registered_writers", lambda: {"mcap"})  # no sqlite3 plugin
+    with pytest.raises(BagWriterError, match="no 'sqlite3' storage plugin"):
+        open_bag_writer(tmp_path / "bag", storage="sqlite3", implementation="rosbag2_py")
+    assert not (tmp_path / "bag").exists()

@@ -85,7 +85,7 @@ class RecorderConfig(Config):
     storage: str = param("mcap", "rosbag2 storage plugin", choices=("mcap", "sqlite3"))
     writer: str = param(
         "auto",
-        "bag writer: rosbag2_py under ROS 2, rosbags otherwise",
+        "bag writer; auto: rosbags where it imports (it stores every definition), else rosbag2_py",
         choices=("auto", "rosbags", "rosbag2_py"),
     )
     topics: tuple[str, ...] = param((), "absolute names of the topics to record; empty: every topic")
@@ -131,11 +131,7 @@ class RecorderNode(Node):
         name = c.bag_name or datetime.now(timezone.utc).strftime("episode_%Y%m%d-%H%M%S")
         self.bag_path = output / name
         self.writer = open_bag_writer(
-            self.bag_path,
-            storage=c.storage,
-            split_period_s=c.split_period_s,
-            implementation=c.writer,
-            warn=self.log.warning,
+            self.bag_path, storage=c.storage, split_period_s=c.split_period_s, implementation=c.writer
         )
         self.hdf5: Any = None
         if c.hdf5:

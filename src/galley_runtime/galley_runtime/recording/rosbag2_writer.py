@@ -10,7 +10,9 @@ missing, as in CI).
 Each topic is stored with the QoS it was offered with (``ros2 bag play`` publishes with it) and the
 type description hash (``RIHS01_...``) its publishers advertise in the graph, where the host can
 tell (:meth:`galley_runtime.node.NodeHost.topic_type_hash`); rosbag2 looks up the message
-definition itself, in the ament index. :meth:`close` closes the bag at once (rosbag2 writes
+definition itself, in the ament index, except for action types (``pkg/action/Name_FeedbackMessage``,
+which Jazzy's look-up does not parse: stored empty, with encoding ``unknown``, which rosbags refuses;
+hence ``auto`` prefers rosbags, :mod:`.open_writer`). :meth:`close` closes the bag at once (rosbag2 writes
 metadata.yaml then), not when the writer happens to be garbage-collected, so a bag is complete as
 soon as the recorder's ``on_shutdown`` returns: a launch ended with Ctrl-C leaves a finished bag.
 
@@ -129,5 +131,4 @@ class Rosbag2PyWriter(BagWriter):
         metadata = self.path / "metadata.yaml"
         if not metadata.exists():
             raise BagWriterError(f"rosbag2 closed bag {self.path} without writing its metadata.yaml")
-        if self._custom:
-            update_custom_data(metadata, self._custom)
+        update_custom_data(metadata, self._custom)  # also {} for rosbag2's `custom_data: ~`, as rosbags' bags
