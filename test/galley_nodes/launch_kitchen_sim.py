@@ -23,6 +23,7 @@ time (REAL_TIME_FACTOR): about 6 minutes in all.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import tempfile
@@ -72,7 +73,9 @@ LATCHED = QoSProfile(
 )
 #: Below real time: ten processes on a small, busy machine (2 cores) delivered /odom, /tf and /imu/data
 #: late enough at 1.0 and at 0.5 for the monitor's rate rule (on simulated time) to abort the episode.
-REAL_TIME_FACTOR = "0.25"
+#: GALLEY_LAUNCH_TEST_RTF lowers it further where the test shares the machine (down to 0.11: the
+#: instruction, about 65 s of simulated time, must end within the test's 600 s).
+REAL_TIME_FACTOR = os.environ.get("GALLEY_LAUNCH_TEST_RTF", "0.25")
 SEEN: dict[str, Any] = {}  # topics seen in the graph while running, for the post-shutdown check
 
 
@@ -212,3 +215,4 @@ class TestAfterShutdown(unittest.TestCase):
             [ros2, "bag", "info", str(BAG)], check=False, capture_output=True, text=True, timeout=60
         )
         self.assertEqual(info.returncode, 0, info.stderr)
+        self.assertIn("Topic: /task/result | Type: galley_msgs/msg/EpisodeResult", info.stdout)

@@ -5,11 +5,16 @@ when one field has the wrong YAML kind: ``custom_data: null``, which rosbags wri
 without custom data, stopped ``ros2 bag info`` with "bad conversion". The checks below are the
 kinds rosbag2_storage's ``yaml.hpp`` and ``qos.cpp`` (jazzy) decode; the topics' type hashes are
 compared with the ones rosidl generated for the ROS 2 message packages installed beside galley.
+The same checks hold for a bag rosbag2's own writer (rosbag2_py, the recorder's under ROS 2) wrote;
+those tests skip where rosbag2_py is not importable (CI: PyPI's wheels have no rosbag2).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,12 +23,20 @@ import pytest
 import yaml
 from rosbags.rosbag2 import Reader
 
+from galley_runtime import messages
 from galley_runtime.embedded.rosbags_messages import RosbagsMessages, serialize, typestore
 from galley_runtime.qos import QoS
 from galley_runtime.recording.metadata_file import load_metadata, update_custom_data
+from galley_runtime.recording.open_writer import open_bag_writer
 from galley_runtime.recording.rosbags_writer import RosbagsWriter
+from galley_runtime.recording.writer import BagWriterError
 
 MSG = RosbagsMessages()
+STRING = "std_msgs/msg/String"
+NO_ROSBAG2 = (
+    "rosbag2_py is not importable: rosbag2 is C++ and not among PyPI's wheels (build it from source "
+    "as README's 'Checking it without a ROS 2 install' says, or source a ROS 2 install)"
+)
 _POLICIES = {
     "history": {"keep_last", "keep_all", "system_default", "unknown"},
     "reliability": {"reliable", "best_effort", "system_default", "best_available", "unknown"},
@@ -126,3 +139,96 @@ def test_recorded_type_hashes_are_rosidls():
     known = {n: d for n, d in expected.items() if n in store.fielddefs and n != "std_msgs/msg/Char"}
     assert len(known) > 50
     assert {name: store.hash_rihs01(name) for name in known} == known
+
+
+# -- rosbag2's own writer (rosbag2_py), the recorder's under ROS 2 ----------------------------------
+
+
+def record_with_rosbag2_py(bag: Path) -> Any:
+    """Ten messages over 2.7 s on two topics, split every second; returns the closed writer."""
+    pytest.importorskip("rosbag2_py", reason=NO_ROSBAG2)
+    from galley_runtime.recording.rosbag2_writer import Rosbag2PyWriter
+
+    writer = Rosbag2PyWriter(bag, split_period_s=1.0)
+    writer.add_topic("/chatter", STRING, QoS(depth=7), type_hash=typestore().hash_rihs01(STRING))
+    writer.add_topic("/status", STRING, QoS.latched())  # a hash the host could not tell
+    for i in range(10):
+        data = serialize(MSG.new(STRING, data=f"message {i}"))
+        writer.write("/status" if i == 0 else "/chatter", data, 1_000_000_000 + 300_000_000 * i)
+    writer.set_custom_data({"galley.scene": "kitchen"})  # after open: rosbag2_py cannot take it then
+    writer.close()
+    return writer
+
+
+def test_rosbag2_py_closes_the_bag_at_close_with_offered_qos_type_hashes_and_custom_data(tmp_path):
+    writer = record_with_rosbag2_py(tmp_path / "bag")  # still referenced: closed by close(), not by gc
+    info = check_jazzy_metadata(tmp_path / "bag")
+    assert len(info["relative_file_paths"]) == 3  # split every second of the messages' time
+    assert info["custom_data"] == {"galley.scene": "kitchen"}
+    topics = {t["topic_metadata"]["name"]: t for t in info["topics_with_message_count"]}
+    assert {name: t["message_count"] for name, t in topics.items()} == {"/status": 1, "/chatter": 9}
+    chatter, status = topics["/chatter"]["topic_metadata"], topics["/status"]["topic_metadata"]
+    assert chatter["type_description_hash"] == typestore().hash_rihs01(STRING)
+    assert status["type_description_hash"] == ""
+    [offered] = chatter["offered_qos_profiles"]
+    assert (offered["history"], offered["depth"], offered["reliability"], offered["durability"]) == (
+        "keep_last",
+        7,
+        "reliable",
+        "volatile",
+    )
+    [offered] = status["offered_qos_profiles"]
+    assert (offered["depth"], offered["durability"]) == (1, "transient_local")
+    with Reader(tmp_path / "bag") as reader:
+        texts = [typestore().deserialize_cdr(raw, c.msgtype).data for c, _, raw in reader.messages()]
+    assert texts == [f"message {i}" for i in range(10)]
+    with pytest.raises(BagWriterError, match="not added"):
+        writer.write("/chatter", b"", 0)
+    writer.close()  # a second close does nothing
+
+
+def test_ros2_bag_info_reads_a_bag_rosbag2_py_wrote(tmp_path):
+    record_with_rosbag2_py(tmp_path / "bag")
+    ros2 = shutil.which("ros2")
+    if ros2 is None or importlib.util.find_spec("ros2bag") is None:
+        pytest.skip("ros2 bag is not installed (ros2cli and rosbag2's ros2bag)")
+    info = subprocess.run(
+        [ros2, "bag", "info", str(tmp_path / "bag")], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert info.returncode == 0, info.stderr
+    assert "Messages:          10" in info.stdout
+    assert "Topic: /chatter | Type: std_msgs/msg/String | Count: 9" in info.stdout
+
+
+def test_auto_writes_with_rosbags_under_rclpy_too(tmp_path):
+    rclpy_messages = pytest.importorskip("galley_runtime.ros2.messages", reason="rclpy is not importable")
+    previous = messages.use_backend(rclpy_messages.RclpyMessages())
+    try:
+        writer = open_bag_writer(tmp_path / "bag")
+    finally:
+        messages.use_backend(previous)
+    assert isinstance(writer, RosbagsWriter)
+    writer.close()
+
+
+def test_rosbags_refuses_a_bag_where_rosbag2_py_left_an_action_topic_undefined(tmp_path):
+    """Why ``auto`` prefers rosbags: Jazzy's rosbag2 cannot look up action types' definitions."""
+    pytest.importorskip("rosbag2_py", reason=NO_ROSBAG2)
+    from galley_runtime.recording.rosbag2_writer import Rosbag2PyWriter
+
+    feedback = "nav2_msgs/action/NavigateToPose_FeedbackMessage"
+    writer = Rosbag2PyWriter(tmp_path / "bag")
+    writer.add_topic("/navigate_to_pose/_action/feedback", feedback, QoS())
+    writer.write("/navigate_to_pose/_action/feedback", serialize(MSG.new(feedback)), 1)
+    writer.close()
+    assert check_jazzy_metadata(tmp_path / "bag")["message_count"] == 1
+    with pytest.raises(KeyError, match="unknown"), Reader(tmp_path / "bag"):
+        pass
+
+
+def test_rosbag2_py_without_the_storage_plugin_is_a_clear_error(tmp_path, monkeypatch):
+    rosbag2_py = pytest.importorskip("rosbag2_py", reason=NO_ROSBAG2)
+    monkeypatch.setattr(rosbag2_py, "get_registered_writers", lambda: {"mcap"})  # no sqlite3 plugin
+    with pytest.raises(BagWriterError, match="no 'sqlite3' storage plugin"):
+        open_bag_writer(tmp_path / "bag", storage="sqlite3", implementation="rosbag2_py")
+    assert not (tmp_path / "bag").exists()

@@ -52,6 +52,7 @@ from galley_runtime.params_file import (  # noqa: E402
     load_params_files,
     parameters_for,
 )
+from galley_runtime.recording.metadata_file import load_metadata  # noqa: E402
 from galley_runtime.ros2.host import RclpyNodeHost, create_node  # noqa: E402
 from galley_runtime.ros2.messages import RclpyMessages  # noqa: E402
 
@@ -247,8 +248,11 @@ def test_every_launched_node_whose_messages_exist_starts_with_the_shipped_config
     node.on_shutdown()
 
 
-def test_the_recorder_records_other_nodes_over_dds_with_the_shipped_config(ros, tmp_path):
+@pytest.mark.parametrize("writer", ["auto", "rosbag2_py"])
+def test_the_recorder_records_other_nodes_over_dds_with_the_shipped_config(ros, tmp_path, writer):
     """map_server and scene_markers publish (latched), the recorder (``topics: []``) records both."""
+    if writer == "rosbag2_py" and importlib.util.find_spec("rosbag2_py") is None:
+        pytest.skip("rosbag2_py is not importable (rosbag2 is C++: not in PyPI's wheels)")
     context, make = ros
     map_ros, _ = make(
         load_node_class("map_server"),
@@ -259,7 +263,9 @@ def test_the_recorder_records_other_nodes_over_dds_with_the_shipped_config(ros, 
     # a recorder started after scene_markers would miss it (as DDS does; reported in issue 20's notes).
     recorder_ros, recorder = make(
         load_node_class("recorder"),
-        **with_shipped_config(output_dir=str(tmp_path), bag_name="bag", latched_topics="[/map, /markers]"),
+        **with_shipped_config(
+            output_dir=str(tmp_path), bag_name="bag", latched_topics="[/map, /markers]", writer=writer
+        ),
     )
     assert recorder.config.topics == () and recorder.config.exclude_topics == ()
     spin_for(context, [map_ros, markers_ros, recorder_ros], 1.5)
@@ -269,6 +275,15 @@ def test_the_recorder_records_other_nodes_over_dds_with_the_shipped_config(ros, 
         types = {c.topic: c.msgtype for c in reader.connections}
     assert counts["/map"] == 1 and types["/map"] == "nav_msgs/msg/OccupancyGrid"
     assert counts["/markers"] == 1 and types["/markers"] == "visualization_msgs/msg/MarkerArray"
+    # The type hash the publishers advertise (rosbag2_py's writer takes it from the graph; rosbags
+    # computes it) and the offered QoS ``ros2 bag play`` republishes with, whichever writer wrote it.
+    info = load_metadata(tmp_path / "bag")
+    topics = {t["topic_metadata"]["name"]: t["topic_metadata"] for t in info["topics_with_message_count"]}
+    store = rosbags_messages.typestore()
+    for topic in ("/map", "/markers"):
+        assert topics[topic]["type_description_hash"] == store.hash_rihs01(types[topic])
+    assert topics["/map"]["offered_qos_profiles"][0]["durability"] == "transient_local"
+    assert recorder.host.topic_type_hash("/map", "nav_msgs/msg/OccupancyGrid").startswith("RIHS01_")
 
 
 def test_a_recorders_parameters_are_set_and_an_invalid_set_is_rejected(ros, tmp_path):

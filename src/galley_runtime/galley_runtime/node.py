@@ -223,6 +223,10 @@ class NodeHost(ABC):
     def topic_names_and_types(self) -> list[tuple[str, list[str]]]:
         """Topics currently known in the graph, with their type names."""
 
+    def topic_type_hash(self, topic: str, type_name: str) -> str:
+        """The type description hash (``RIHS01_...``) the graph advertises for a topic; "" if unknown."""
+        return ""
+
     def create_action_server(
         self,
         action: str,

@@ -85,7 +85,7 @@ class RecorderConfig(Config):
     storage: str = param("mcap", "rosbag2 storage plugin", choices=("mcap", "sqlite3"))
     writer: str = param(
         "auto",
-        "bag writer: rosbag2_py under ROS 2, rosbags otherwise",
+        "bag writer; auto: rosbags where it imports (it stores every definition), else rosbag2_py",
         choices=("auto", "rosbags", "rosbag2_py"),
     )
     topics: tuple[str, ...] = param((), "absolute names of the topics to record; empty: every topic")
@@ -146,7 +146,8 @@ class RecorderNode(Node):
         self.closed = False
         self._splits = 0
         self.on_discover()
-        self.log.info(f"recording to {self.bag_path} ({c.storage}{', HDF5' if c.hdf5 else ''})")
+        writer = type(self.writer).__name__
+        self.log.info(f"recording to {self.bag_path} ({c.storage} by {writer}{', HDF5' if c.hdf5 else ''})")
 
     # -- topics --------------------------------------------------------------------------------
 
@@ -162,7 +163,12 @@ class RecorderNode(Node):
             qos = QoS.latched(depth=c.queue_depth) if topic in c.latched_topics else QoS(depth=c.queue_depth)
             self.types[topic] = types[0]
             self.counts[topic] = 0
-            self.writer.add_topic(topic, types[0], QoS.latched() if topic in c.latched_topics else QoS())
+            self.writer.add_topic(
+                topic,
+                types[0],
+                QoS.latched() if topic in c.latched_topics else QoS(),
+                type_hash=self.host.topic_type_hash(topic, types[0]),
+            )
             self.host.create_subscription(topic, types[0], self._recorder_for(topic, types[0]), qos)
         self._refresh_metadata()
 

@@ -92,7 +92,7 @@ class RosbagsWriter(BagWriter):
             return []
         return list(self._metadata["relative_file_paths"])
 
-    def add_topic(self, topic: str, type_name: str, qos: QoS) -> None:
+    def add_topic(self, topic: str, type_name: str, qos: QoS, *, type_hash: str = "") -> None:
         if topic in self._topics:
             return
         self._topics[topic] = (type_name, qos)

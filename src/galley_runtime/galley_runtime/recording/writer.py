@@ -29,8 +29,13 @@ class BagWriter(ABC):
     path: Path
 
     @abstractmethod
-    def add_topic(self, topic: str, type_name: str, qos: QoS) -> None:
-        """Declare a topic (absolute name, ``pkg/msg/Type``, the QoS it was offered with)."""
+    def add_topic(self, topic: str, type_name: str, qos: QoS, *, type_hash: str = "") -> None:
+        """Declare a topic (absolute name, ``pkg/msg/Type``, the QoS it was offered with).
+
+        ``type_hash`` is the type description hash (``RIHS01_...``) the topic's publishers advertise,
+        "" where the host cannot tell; a writer that computes it from the definitions it stores
+        (rosbags) keeps its own.
+        """
 
     @abstractmethod
     def write(self, topic: str, data: bytes, time_ns: int) -> None:

@@ -155,6 +155,17 @@ class RclpyNodeHost(NodeHost):
     def topic_names_and_types(self) -> list[tuple[str, list[str]]]:
         return [(name, list(types)) for name, types in self.node.get_topic_names_and_types()]
 
+    def topic_type_hash(self, topic: str, type_name: str) -> str:
+        endpoints = [
+            *self.node.get_publishers_info_by_topic(topic),
+            *self.node.get_subscriptions_info_by_topic(topic),
+        ]
+        for endpoint in endpoints:
+            advertised = getattr(endpoint, "topic_type_hash", None)  # Humble's graph has none
+            if endpoint.topic_type == type_name and advertised is not None and advertised.version > 0:
+                return str(advertised)  # RIHS01_<hex>, as rosbag2 stores it
+        return ""
+
     def create_action_server(
         self,
         action: str,
