@@ -26,7 +26,6 @@ from galley_runtime.msg_constants import ARM_PICK, ARM_PLACE
 __all__ = [
     "CONTACT",
     "GOAL_NAMES",
-    "NEAR_M",
     "PATH_AHEAD_M",
     "STEP_KINDS",
     "GoalTracker",
@@ -54,14 +53,8 @@ GOAL_NAMES = (
     *("has_contact", "contact_x", "contact_y", "contact_z", "contact_ee_x", "contact_ee_y", "contact_ee_z"),
     *("closing_cos2", "closing_sin2"),
     *("object_ee_x", "object_ee_y", "object_ee_z"),
-    *("contact_near_x", "contact_near_y", "contact_near_z"),
 )
 CONTACT = GOAL_NAMES.index("has_contact")
-#: Length scale of the contact point's near field, ``tanh(contact_ee / NEAR_M)``: the pick-and-place
-#: machine closes or opens the gripper with the tcp within 5 mm of the contact point, and its phase
-#: targets above it are 4 and 12 cm apart, differences a min-max normalised offset over the arm's
-#: reach (0.4 m) holds only in its last few percent.
-NEAR_M = 0.02
 #: An object this much above where it lay when its pick began is off its support: lifted.
 LIFTED_M = 0.01
 #: How far ahead along /plan the two path points lie: the controller's waypoint switching distance
@@ -259,5 +252,4 @@ def goal_features(
         # fingers' opening around a cup reads 0.8 of open, so the gripper alone does not say so).
         held = _point_in_base(base_map, objects[tracker.goal.object_name])
         out[CONTACT + 9 : CONTACT + 12] = held - np.asarray(ee_p, dtype=float)
-        out[CONTACT + 12 : CONTACT + 15] = np.tanh(out[CONTACT + 4 : CONTACT + 7] / NEAR_M)
     return out
