@@ -198,3 +198,30 @@ def test_the_task_executor_logs_a_success_and_a_failure_under_rclpys_rule(repo, 
     assert "exceeded the 15 s step time limit" in results[-1].step_reason[1]
     severities = [s for s, m in strict.lines if m.startswith("step ")]
     assert severities == ["info", "warning"]
+
+
+def test_a_joint_state_as_fast_dds_pads_it_reads_back() -> None:
+    """rclpy's Fast DDS pads a JointState without efforts 4 bytes past what rosbags accepts.
+
+    A policy's /arm/joint_command recorded under ros2 launch (the diffusion_policy node, seed 464197)
+    had every message so padded: 268 bytes where rosbags' own serialisation has 264, and rosbags
+    refused all 14,149 of them ("CDR message size mismatch"), so the bag could not be trained on.
+    """
+    from rosbags.serde import SerdeError
+
+    from galley_runtime.embedded.rosbags_messages import deserialize, serialize
+
+    msg = messages.new(
+        "sensor_msgs/msg/JointState",
+        name=["waist", "gripper"],
+        position=[0.5, 1.0],
+        velocity=[0.1, 0.0],
+    )
+    raw = serialize(msg)
+    read = deserialize(raw + bytes([0xF0, 0xD8, 0x0D, 0x8E]), "sensor_msgs/msg/JointState")  # as recorded
+    assert list(read.name) == ["waist", "gripper"] and list(read.position) == [0.5, 1.0]
+    assert len(read.effort) == 0
+    with pytest.raises(SerdeError, match="size mismatch"):  # more than padding: still refused
+        deserialize(raw + bytes(8), "sensor_msgs/msg/JointState")
+    with pytest.raises(SerdeError):  # shorter than its fields: refused
+        deserialize(raw[:-8], "sensor_msgs/msg/JointState")

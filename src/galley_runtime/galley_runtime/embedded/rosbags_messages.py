@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from rosbags.interfaces import Nodetype
+from rosbags.serde import SerdeError
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
@@ -251,8 +252,26 @@ def serialize(msg: Any) -> bytes:
 
 
 def deserialize(raw: bytes | memoryview, type_name: str) -> Any:
-    """A rosbags message from CDR bytes."""
-    return typestore().deserialize_cdr(raw, type_name)
+    """A rosbags message from CDR bytes, those rclpy's Fast DDS writes included.
+
+    Fast DDS pads a message that ends with an empty float64 sequence (a JointState without
+    efforts) to 8 bytes: 4 bytes past its last field, where rosbags refuses more than 3 ("CDR
+    message size mismatch"). The message is then read without those 4 bytes; the fields read are
+    the same bytes either way, and a message that is shorter than its fields still fails.
+    """
+    try:
+        return typestore().deserialize_cdr(raw, type_name)
+    except SerdeError as err:
+        if "size mismatch" not in str(err) or len(raw) < _FAST_DDS_PAD + 4:
+            raise
+        try:
+            return typestore().deserialize_cdr(raw[: len(raw) - _FAST_DDS_PAD], type_name)
+        except SerdeError:
+            raise err from None
+
+
+#: Bytes Fast DDS pads after an empty float64 sequence's count (to the next multiple of 8).
+_FAST_DDS_PAD = 4
 
 
 @cache
