@@ -177,9 +177,9 @@ def test_checkpoints_are_spaced_in_time_and_the_loss_log_appended(
 ) -> None:
     """A checkpoint holds the whole loss history: written every step, a long run slows to a crawl."""
     written: list[str] = []
-    save = checkpoints._save_replacing
+    replacing = checkpoints.replacing
     monkeypatch.setattr(
-        checkpoints, "_save_replacing", lambda obj, path: (written.append(path.name), save(obj, path))
+        checkpoints, "replacing", lambda path: (written.append(path.name), replacing(path))[1]
     )
     spaced = TrainConfig(steps=12, batch_size=4, checkpoint_every=1, checkpoint_seconds=3600.0)
     train(dataset, tmp_path / "spaced", spaced)

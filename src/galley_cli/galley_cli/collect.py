@@ -46,6 +46,7 @@ from galley_cli.errors import UsageError
 from galley_cli.run import run_episode
 from galley_core.config import ConfigError
 from galley_core.episode import sample_episode
+from galley_core.files import replacing
 from galley_core.scene import SceneError
 from galley_core.tasks.grammar import InvalidPlanError
 from galley_core.tasks.suite import plan_for_instruction
@@ -156,7 +157,8 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
             "collect on with the same --image-size, --depth and --camera-rate, or into another --out"
         )
     if not (done and params.exists()):  # else the same, checked above: left unwritten for its readers
-        _replace_text(params, _params_yaml(config))
+        with replacing(params) as tmp:
+            tmp.write_text(_params_yaml(config))
     todo = [n for n in range(config.episodes) if f"ep_{n:06d}" not in done]
     records = _load_records(out)
     start = time.perf_counter()
@@ -277,15 +279,9 @@ def _write_records(
         },
         "episodes": dict(sorted(records.items())),
     }
-    _replace_text(out / "collection.json", json.dumps(report, indent=1) + "\n")
+    with replacing(out / "collection.json") as tmp:  # whole: a bench may read it meanwhile
+        tmp.write_text(json.dumps(report, indent=1) + "\n")
     return report
-
-
-def _replace_text(path: Path, text: str) -> None:
-    """Write ``path`` whole or not at all: another process may read it meanwhile (a bench reusing it)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
 
 
 def _run(args: argparse.Namespace) -> int:

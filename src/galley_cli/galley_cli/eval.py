@@ -59,7 +59,7 @@ from galley_cli import add_params_option, episode_pool, whole_number
 from galley_cli.errors import UsageError
 from galley_cli.overrides import PRECEDENCE_HELP
 from galley_cli.replanning import add_replan_options
-from galley_cli.report import executed_sr, goal_distances, plot_eval, write_csv
+from galley_cli.report import goal_distances, plot_eval, sr_by_kind, write_csv
 from galley_cli.run import policy_sees_images, run_episode, run_settings
 from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
 from galley_core.tasks.suite import SuiteEntry, load_suite
@@ -185,7 +185,7 @@ def evaluate(
     if replanning and step_success:
         metrics |= _replan_metrics(rows)
     if step_rows:
-        metrics["sr_executed_by_action"] = executed_sr(step_rows)
+        metrics["sr_executed_by_action"] = sr_by_kind((r["step"], r["success"]) for r in step_rows)
     if policy is not None:
         from galley_learning.policy.train import heldout_mse  # noqa: PLC0415 (deferred: torch)
 
@@ -348,11 +348,11 @@ def _metrics(
             "mean_path_length_m": float(np.mean([r["path_length_m"] or 0.0 for r in rows])),
             "collisions": int(sum(r["collisions"] or 0 for r in rows)),
         }
-        by_action: dict[str, list[bool]] = {}
-        for entry, outcomes in zip(entries, step_success, strict=True):
-            for step, ok in zip(entry.plan, outcomes, strict=True):
-                by_action.setdefault(step.split()[0], []).append(ok)
-        metrics["sr_by_action"] = {k: sum(v) / len(v) for k, v in sorted(by_action.items())}
+        metrics["sr_by_action"] = sr_by_kind(
+            pair
+            for entry, outcomes in zip(entries, step_success, strict=True)
+            for pair in zip(entry.plan, outcomes, strict=True)
+        )
         if rows and all("goal_dist_end_m" in r for r in rows):
             for key in ("goal_dist_start_m", "goal_dist_end_m"):
                 metrics[key] = round(float(np.mean([r[key] for r in rows])), 4)

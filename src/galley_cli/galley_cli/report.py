@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from galley_runtime.config_files import find_scene
 from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.qos import QoS
 
-__all__ = ["TopicLog", "executed_sr", "goal_distances", "plot_eval", "top_down_axes", "write_csv"]
+__all__ = ["TopicLog", "goal_distances", "plot_eval", "sr_by_kind", "top_down_axes", "write_csv"]
 
 
 class TopicLog:
@@ -120,15 +121,16 @@ def goal_distances(plan: Any, summary: dict[str, Any], scene_name: str) -> dict[
     return out
 
 
-def executed_sr(steps: list[dict[str, Any]]) -> dict[str, float]:
-    """SR per step kind over the steps that ran (``steps.csv``'s rows: ``step``, ``success``).
+def sr_by_kind(outcomes: Iterable[tuple[str, bool]]) -> dict[str, float]:
+    """SR per step kind (move, pick, place) of (step text, success) pairs.
 
-    ``sr_by_action`` counts a step that never ran (after a failed pick, which nothing can teleport
-    into the gripper) as failed; this counts each kind only where its steps were executed.
+    Over a suite's plans with every step's outcome, a step that never ran (after a failed pick, which
+    nothing can teleport into the gripper) counting as failed: ``sr_by_action``; over the rows of
+    ``steps.csv``, the steps that ran: ``sr_executed_by_action``.
     """
     by_kind: dict[str, list[bool]] = {}
-    for row in steps:
-        by_kind.setdefault(str(row["step"]).split()[0], []).append(bool(row["success"]))
+    for step, ok in outcomes:
+        by_kind.setdefault(step.split()[0], []).append(bool(ok))
     return {k: sum(v) / len(v) for k, v in sorted(by_kind.items())}
 
 

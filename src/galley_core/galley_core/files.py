@@ -1,14 +1,17 @@
-"""Reading the project's YAML files with errors that name the file and what is wrong."""
+"""Reading the project's YAML files with errors that name the file and what is wrong; writing files whole."""
 
 from __future__ import annotations
 
 import copy
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-__all__ = ["read_yaml"]
+__all__ = ["read_yaml", "replacing"]
 
 #: libyaml's parser where PyYAML was built with it (same documents, several times faster: a node
 #: start reads the scene file several times), else the pure-Python one.
@@ -48,3 +51,15 @@ def read_yaml(path: str | Path, *, what: str, error: type[Exception], hint: str 
         raise error(f"cannot read {what} {path}: {err.strerror}{hint}") from None
     except yaml.YAMLError as err:
         raise error(f"{what} {path} is not valid YAML: {err}") from None
+
+
+@contextmanager
+def replacing(path: Path) -> Iterator[Path]:
+    """A temporary file beside ``path`` to write, moved onto ``path`` when the block ends without error.
+
+    Whoever reads ``path`` meanwhile (a bench reusing a collection, ``ros2 bag info`` during a
+    recording, the policy node loading a run) sees the old file or the new one, never half of one.
+    """
+    tmp = path.with_name(path.name + ".tmp")
+    yield tmp
+    os.replace(tmp, path)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from galley_core.files import replacing
 from galley_learning.policy.model import DiffusionPolicy, PolicyConfig
 from galley_learning.policy.normalize import Normalizer
 
@@ -88,20 +89,15 @@ class Checkpoints:
             "step": step,
             "history": history,
         }
-        _save_replacing(state, self.run / "checkpoint.pt")
+        with replacing(self.run / "checkpoint.pt") as tmp:  # a reader never sees half a file
+            torch.save(state, tmp)
         ema.store(model.parameters())
         ema.copy_to(model.parameters())
         policy = {"policy": self.net.to_dict(), "stats": self.normalizer.stats, "step": step}
-        _save_replacing(policy | {"weights": model.state_dict()}, self.run / "policy.pt")
+        with replacing(self.run / "policy.pt") as tmp:
+            torch.save(policy | {"weights": model.state_dict()}, tmp)
         ema.restore(model.parameters())
         self.saved_s = time.perf_counter()
-
-
-def _save_replacing(obj: dict[str, Any], path: Path) -> None:
-    """torch.save to a temporary file, then into place: a reader never sees half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    tmp.replace(path)
 
 
 def plot_loss(history: list[dict[str, float]], path: Path) -> None:

@@ -26,7 +26,6 @@ first so that it shuts down last and sees every other node's last messages.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from galley_core.config import Config, ConfigError, param
+from galley_core.files import replacing
 from galley_runtime.node import Node, Timer
 from galley_runtime.qos import QoS
 from galley_runtime.recording.episode_info import EpisodeInfo
@@ -205,9 +205,8 @@ class RecorderNode(Node):
             self._check_disk(self.bag_path, stopping=True)
 
     def _write_sidecar(self) -> None:
-        tmp = self.bag_path / "episode.json.tmp"
-        tmp.write_text(json.dumps(self.info.to_dict(), indent=2, sort_keys=True))
-        os.replace(tmp, self.bag_path / "episode.json")
+        with replacing(self.bag_path / "episode.json") as tmp:
+            tmp.write_text(json.dumps(self.info.to_dict(), indent=2, sort_keys=True))
 
     def _check_disk(self, folder: Path, *, stopping: bool = False) -> None:
         free_mb = shutil.disk_usage(folder).free / 1e6

@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from galley_core.files import replacing
+
 __all__ = [
     "load_metadata",
     "load_yaml",
@@ -92,8 +94,7 @@ def write_metadata(bag: Path, info: dict[str, Any], custom_data: Mapping[str, st
         info["custom_data"] = {str(k): str(v) for k, v in custom_data.items()}
     elif info.get("custom_data") is None:
         info["custom_data"] = {}
-    tmp = Path(bag) / "metadata.yaml.tmp"
-    with tmp.open("w") as f:
+    with replacing(Path(bag) / "metadata.yaml") as tmp, tmp.open("w") as f:
         # libyaml's dumper: a split bag's metadata grows with every file, and ruamel's pure-Python
         # emitter made rewriting it a quarter of an episode's wall time.
         yaml.dump(
@@ -105,7 +106,6 @@ def write_metadata(bag: Path, info: dict[str, Any], custom_data: Mapping[str, st
         )
         f.flush()
         os.fsync(f.fileno())
-    os.replace(tmp, Path(bag) / "metadata.yaml")
 
 
 def update_custom_data(metadata_yaml: Path, data: Mapping[str, str]) -> None:
