@@ -20,6 +20,7 @@ import yaml
 
 pytest.importorskip("torch")
 pytest.importorskip("diffusers")
+import torch
 
 from galley_cli.collect import CollectConfig, collect
 from galley_cli.main import main
@@ -191,6 +192,30 @@ def test_checkpoints_are_spaced_in_time_and_the_loss_log_appended(
     assert written[26:] == ["checkpoint.pt", "policy.pt"] * 3
     rows = list(csv.DictReader((out / "loss.csv").open()))
     assert [int(r["step"]) for r in rows] == list(range(1, 16))  # appended after the resume, no row twice
+
+
+def test_cosine_schedule_decays_the_rate_to_zero_at_the_last_step_and_resumes_in_place(
+    dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rates: list[float] = []
+    step = torch.optim.AdamW.step
+    monkeypatch.setattr(
+        torch.optim.AdamW,
+        "step",
+        lambda self, *a, **k: (rates.append(self.param_groups[0]["lr"]), step(self, *a, **k))[1],
+    )
+    cosine = TrainConfig(steps=8, batch_size=4, lr=1e-3, lr_schedule="cosine")
+    train(dataset, tmp_path / "run", cosine)
+    expected = [1e-3 * 0.5 * (1 + math.cos(math.pi * s / 8)) for s in range(8)]
+    np.testing.assert_allclose(rates, expected)
+    train(dataset, tmp_path / "run", TrainConfig(steps=12))  # resumed: cosine over the 12 steps now
+    np.testing.assert_allclose(
+        rates[8:], [1e-3 * 0.5 * (1 + math.cos(math.pi * s / 12)) for s in range(8, 12)]
+    )
+    train(dataset, tmp_path / "flat", replace(cosine, lr_schedule="constant"))
+    assert rates[12:] == [1e-3] * 8
+    with pytest.raises(ValueError, match="lr_schedule 'linear'"):
+        TrainConfig(lr_schedule="linear")
 
 
 def test_policy_acts_in_physical_units(run: Path) -> None:

@@ -34,6 +34,7 @@ def _run(args: argparse.Namespace) -> int:
             steps=args.steps,
             batch_size=args.batch_size,
             lr=args.lr,
+            lr_schedule=args.lr_schedule,
             device=args.device,
             checkpoint_every=args.checkpoint_every,
             eval_every=min(args.eval_every, args.steps),
@@ -146,6 +147,12 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--batch-size", type=whole_number(1), default=64, help="windows per step (default: 64)")
     p.add_argument("--lr", type=positive_number, default=1e-4, help="learning rate (backbones: 10 %% of it)")
+    p.add_argument(
+        "--lr-schedule",
+        choices=("constant", "cosine"),  # TrainConfig.lr_schedule (train.py: torch, not imported here)
+        default="constant",
+        help="constant, or cosine: down to 0 at the last step (default: constant)",
+    )
     p.add_argument("--device", type=_device, default="auto", help="auto, cpu, cuda, cuda:N (default: auto)")
     p.add_argument("--checkpoint-every", type=whole_number(1), default=500, help="steps between checkpoints")
     p.add_argument("--eval-every", type=whole_number(1), default=250, help="steps between validation losses")

@@ -41,6 +41,9 @@ from galley_runtime.config_files import find_scene
 __all__ = ["Batches", "TrainConfig", "evaluate_mse", "heldout_mse", "resident_images", "train"]
 
 
+LR_SCHEDULES = ("constant", "cosine")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Training settings."""
@@ -49,6 +52,9 @@ class TrainConfig:
     steps: int = 2000
     batch_size: int = 64
     lr: float = 1e-4
+    #: constant, or cosine: from ``lr`` down to 0 at the last step, as Diffusion Policy trains
+    #: (without its warm-up; the EMA warms up instead); by step, so a resumed run keeps its place
+    lr_schedule: str = "constant"
     weight_decay: float = 1e-6
     backbone_lr_scale: float = 0.1
     ema_decay: float = 0.999
@@ -68,6 +74,8 @@ class TrainConfig:
         for name in ("steps", "batch_size", "checkpoint_every", "eval_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} = {getattr(self, name)} must be >= 1")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(f"lr_schedule {self.lr_schedule!r}: choose {', '.join(LR_SCHEDULES)}")
         if not self.checkpoint_seconds >= 0.0:
             raise ValueError(f"checkpoint_seconds = {self.checkpoint_seconds} must be >= 0")
 
@@ -256,6 +264,7 @@ def train(
         loss = model.loss(model.encode(images, state, words), actions)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        _schedule(optimizer, config, step)
         optimizer.step()
         ema.step(model.parameters())
         step += 1
@@ -287,10 +296,21 @@ def train(
 
 def _optimizer(model: DiffusionPolicy, config: TrainConfig) -> torch.optim.Optimizer:
     """AdamW; the vision backbones (where there are any) at ``backbone_lr_scale`` of the rate."""
-    groups = [{"params": model.head_parameters(), "lr": config.lr}]
+    rates = [(model.head_parameters(), config.lr)]
     if model.backbone_parameters():
-        groups.append({"params": model.backbone_parameters(), "lr": config.lr * config.backbone_lr_scale})
+        rates.append((model.backbone_parameters(), config.lr * config.backbone_lr_scale))
+    groups = [{"params": params, "lr": lr, "initial_lr": lr} for params, lr in rates]
     return torch.optim.AdamW(groups, weight_decay=config.weight_decay)
+
+
+def _schedule(optimizer: torch.optim.Optimizer, config: TrainConfig, step: int) -> None:
+    """Set each group's rate for ``step`` (0-based) of ``config.steps`` (``lr_schedule``)."""
+    factor = 1.0
+    if config.lr_schedule == "cosine":
+        factor = 0.5 * (1.0 + math.cos(math.pi * min(step, config.steps) / config.steps))
+    for group in optimizer.param_groups:
+        base = group.setdefault("initial_lr", group["lr"])  # a checkpoint from before schedules: its rate
+        group["lr"] = base * factor
 
 
 def _val_loss(
