@@ -12,8 +12,8 @@
    and on as many of its training episodes (same seeds and plans as collected), so that
    generalisation and fitting can be told apart.
 
-Prints per-kind SR (move, pick, place; and as "ran", over the steps that ran: a failed pick ends
-its episode, and ``sr_by_action`` counts the steps it leaves unrun as failed), episode SR, the
+Prints per-kind SR (move, pick, place; and as "ran", over the steps that ran: ``sr_by_action``
+counts a step that an episode's end left unrun as failed), episode SR, the
 base's mean distance from its goal at the start and end (move-only runs), collection and training
 minutes and inference ms per chunk, and as its last line one JSON object. ``--quick``: 6 move-only
 episodes, 600 training steps of the MLP head, 3 + 3 evaluation episodes (a few minutes on 2 cores).

@@ -34,6 +34,7 @@ from galley_learning.policy.observations import state_names
 from galley_learning.policy.runtime import PolicyRunner
 from galley_learning.policy.train import TrainConfig, heldout_mse, train
 from galley_runtime.config_files import config_dirs
+from galley_sim.scene_model import TUCKED
 
 
 @pytest.fixture(scope="module")
@@ -322,6 +323,48 @@ def test_policy_node_sees_what_training_sees(
     last = np.stack([c["state"][-1] for c in seen])
     assert np.abs(last[:, [names.index(n) for n in ("goal_x", "goal_y", "goal_dist")]]).max() > 0.1
     assert np.abs(last[:, [names.index(n) for n in ("path_x", "path_y", "path_far_x")]]).max() > 0.1
+
+
+def test_after_a_failed_pick_the_policy_carries_the_object_teleported_into_its_gripper(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every step scored: the failed pick's object is put into the gripper, the arm tucked under the
+    policy node, which then holds the gripper closed and follows the arm's jump (else its RMPflow,
+    still where the pick left the arm, would swing the arm back and drop the object)."""
+    from galley_cli.run import run_episode
+    from galley_runtime.embedded import EmbeddedHost
+
+    end: dict[str, np.ndarray] = {}
+    shutdown = EmbeddedHost.shutdown
+
+    def seen_at_the_end(self: EmbeddedHost) -> None:
+        sim = self.node("sim").sim
+        end["bowl"], end["tcp"] = (
+            sim.object_poses()["bowl"].translation,
+            sim.site_transform("tcp").translation,
+        )
+        end["arm"] = sim.joint_state()[0][: len(TUCKED)]
+        shutdown(self)
+
+    monkeypatch.setattr(EmbeddedHost, "shutdown", seen_at_the_end)
+    # The pick reaches forward with the gripper open, as far as the arm goes (delta actions: the
+    # end-effector 15 cm further each action, no turn); the move's base stands still.
+    reach = np.array([0.0, 0.0, 0.15, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])
+    monkeypatch.setattr(PolicyRunner, "act", lambda self, images, state, step: np.tile(reach, (16, 1)))
+    params = tmp_path / "every_step.yaml"
+    params.write_text(
+        "monitor:\n  ros__parameters:\n    abort_on_failure: false\n"  # as config/policy_eval.yaml
+        "task_executor:\n  ros__parameters:\n    step_time_limit_s: 3.0\n    teleport_on_failure: true\n"
+        "sim:\n  ros__parameters:\n    image_width: 32\n    image_height: 24\n    depth_enabled: false\n"
+    )
+    plan = "pick the bowl; move to the green zone"  # the pick where the robot starts: it cannot reach
+    summary = run_episode(
+        "Move the bowl to the green zone", seed=0, plan_text=plan, params=[params], policy=run, progress=False
+    )
+    assert (summary["steps"][0]["step"], summary["steps"][0]["success"]) == ("pick the bowl", False)
+    assert summary["steps"][1]["duration_s"] >= 3.0  # the move ran (standing: teleported to its goal)
+    assert np.linalg.norm(end["bowl"] - end["tcp"]) < 0.08 and end["bowl"][2] > 0.94
+    np.testing.assert_allclose(end["arm"], TUCKED, atol=0.05)  # where the teleport put the arm
 
 
 def test_a_move_is_not_trained_on_after_it_arrived() -> None:

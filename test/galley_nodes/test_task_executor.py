@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 
-from galley_core.episode import Episode
+from galley_core.episode import Episode, ObjectPlacement
 from galley_core.geometry import Pose2D
 from galley_nodes.registry import load_node_class
 from galley_runtime import messages
@@ -16,10 +17,15 @@ from galley_runtime.qos import QoS
 
 
 def navigation_host(
-    repo, tmp_path, *, navigator: bool = False, **executor_params: Any
+    repo,
+    tmp_path,
+    *,
+    navigator: bool = False,
+    objects: tuple[ObjectPlacement, ...] = (),
+    **executor_params: Any,
 ) -> tuple[EmbeddedHost, Any, dict[str, list[Any]]]:
     episode = tmp_path / "episode.json"
-    episode.write_text(json.dumps(Episode("kitchen", 0, Pose2D(-1.0, 0.8, 0.0), (), {}).to_dict()))
+    episode.write_text(json.dumps(Episode("kitchen", 0, Pose2D(-1.0, 0.8, 0.0), objects, {}).to_dict()))
     host = EmbeddedHost([repo / "config" / "galley.yaml"])
     host.add_node(load_node_class("sim"), parameters={"episode_file": str(episode), "cameras_enabled": False})
     host.add_node(
@@ -156,6 +162,27 @@ def test_teleport_on_failure_puts_the_base_at_the_failed_goal_and_goes_on(repo, 
     ]
     pose = host.node("sim").sim.base_pose()
     assert (pose.x, pose.y) == pytest.approx((-3.0, 1.95), abs=0.01)
+
+
+def test_teleport_after_a_failed_pick_puts_the_object_into_the_gripper_and_goes_on(repo, tmp_path):
+    bowl = ObjectPlacement("bowl", "green", -0.3, 2.62, 0.0, "purple", 3.52, -1.0)
+    host, _, seen = navigation_host(
+        repo, tmp_path, objects=(bowl,), step_time_limit_s=15.0, teleport_on_failure=True
+    )
+    teleports: list[Any] = []
+    host.participant("spy").create_subscription(
+        "/sim/teleport", "geometry_msgs/msg/PoseStamped", teleports.append, QoS()
+    )
+    send_plan(seen, ["pick the bowl", "move to the green zone"])  # no arm driver: the pick times out
+    assert host.run_until(lambda: bool(seen["result"]), 200.0)
+    result = seen["result"][-1]
+    assert list(result.step_success) == [False, True]
+    assert [t.header.frame_id for t in teleports] == ["gripper/bowl"]
+    sim = host.node("sim").sim
+    held, tcp = sim.object_poses()["bowl"].translation, sim.site_transform("tcp").translation
+    # carried to the zone: at the tcp, its bottom above the counters (0.9 m)
+    assert np.linalg.norm(held - tcp) < 0.08 and held[2] > 0.94
+    assert np.hypot(*(held[:2] - np.array([-0.3, 1.95]))) < 0.6
 
 
 def test_criteria_completion_judges_the_oracle_as_it_goes(tmp_path):

@@ -40,3 +40,43 @@ def test_an_apple_set_down_rolling_comes_to_rest_on_the_table(kitchen):
     centre_moved = np.linalg.norm((end - start)[:2])
     assert end[2] > zone.z, "the apple left the table"
     assert centre_moved < 0.05, f"the apple rolled {centre_moved:.3f} m"
+
+
+@pytest.mark.parametrize("name", ["apple", "bowl", "cup", "fork", "plate"])
+def test_an_object_handed_over_is_carried_through_turns_drives_and_base_teleports(kitchen, name):
+    """A failed pick's teleport (evaluation): the object ends in the closed gripper, the arm tucked,
+    its bottom above the counters, and stays there as the base turns, drives and is teleported."""
+    zone = kitchen.zone("blue")
+    sim = KitchenSim(kitchen)
+    sim.reset(
+        Episode(
+            "kitchen",
+            0,
+            Pose2D(*zone.approach),
+            (ObjectPlacement(name, "blue", *zone.center, 0.3, "red", -3.0, 2.6),),
+            {},
+        )
+    )
+    sim.step(250)
+    time_s = sim.data.time
+    sim.hand_over(name)
+    assert sim.data.time == time_s  # no time passes
+    assert sim.held_objects() == [name]
+
+    def grasp() -> np.ndarray:
+        return sim.site_transform("tcp").inverse().apply(sim.object_poses()[name].translation)
+
+    held = grasp()
+    assert np.linalg.norm(held) == pytest.approx(np.linalg.norm(kitchen.object(name).grasp_offset), abs=0.005)
+    assert sim.object_poses()[name].translation[2] > 0.94  # task_executor.pick_carry_height_m
+    sim.set_base_command(0.0, 1.0)  # faster than the oracle turns
+    sim.step(1000)
+    sim.set_base_command(0.5, 0.0)
+    sim.step(1000)
+    sim.set_base_command(0.0, 0.0)
+    sim.step(250)
+    sim.teleport_base(Pose2D(-3.0, 1.95, 1.0))
+    sim.step(250)
+    assert np.linalg.norm(grasp() - held) < 0.01
+    assert sim.held_objects() == [name]
+    sim.close()

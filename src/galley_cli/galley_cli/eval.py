@@ -24,8 +24,8 @@ episode is the same as when run alone.
 chunks and the expert's on the run's held-out episodes (eq. 2's second term); in joint mode
 ``p`` = 1/EM + MSE (eq. 2). By default an episode ends at its first failed step, so the later
 steps count as failed too; to score every step, layer ``--params config/policy_eval.yaml`` (the
-task executor's ``teleport_on_failure``, the monitor's ``abort_on_failure``; a failed pick still
-ends the episode: nothing can be teleported into the gripper), after the collection's
+task executor's ``teleport_on_failure``, the monitor's ``abort_on_failure``; after a failed pick
+the object is put into the gripper, the arm tucked), after the collection's
 ``params.yaml``, which gives the policy the cameras it was trained with.
 
 ``--steps N`` executes the first N steps of each gold plan (``--steps 1``: the first move alone).

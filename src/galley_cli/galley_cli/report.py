@@ -124,8 +124,8 @@ def goal_distances(plan: Any, summary: dict[str, Any], scene_name: str) -> dict[
 def sr_by_kind(outcomes: Iterable[tuple[str, bool]]) -> dict[str, float]:
     """SR per step kind (move, pick, place) of (step text, success) pairs.
 
-    Over a suite's plans with every step's outcome, a step that never ran (after a failed pick, which
-    nothing can teleport into the gripper) counting as failed: ``sr_by_action``; over the rows of
+    Over a suite's plans with every step's outcome, a step that never ran (after a failure with no
+    teleport, or a monitor's abort) counting as failed: ``sr_by_action``; over the rows of
     ``steps.csv``, the steps that ran: ``sr_executed_by_action``.
     """
     by_kind: dict[str, list[bool]] = {}

@@ -51,7 +51,8 @@ MUJOCO_ONLY = {
 MUJOCO_ONLY_SUBSCRIPTIONS = {
     "/sim/teleport": (
         "evaluation extra: the task executor's teleport_on_failure puts the base or an object where a "
-        "failed step should have left it; the bridge has no teleport, so that option needs the MuJoCo "
+        "failed step should have left it (after a failed pick: the object into the gripper, which the "
+        "diffusion policy also hears); the bridge has no teleport, so that option needs the MuJoCo "
         "simulator"
     ),
     "/sim/render_top_down": (

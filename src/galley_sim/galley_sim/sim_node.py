@@ -186,9 +186,10 @@ class SimNode(Node):
             self._warn_once("joint_nan", f"ignored /arm/joint_command: {err}")
 
     def on_teleport(self, msg: Any) -> None:
-        """Put the base (frame_id ``base_link``) or an object (``object/<name>``) at a map pose.
+        """Put the base (``base_link``) or an object (``object/<name>``) at a map pose, or into the gripper.
 
-        For evaluation only (Kitchen-R's "teleport to the next step's start after a failure").
+        The frame_id says which; ``gripper/<name>`` is :meth:`KitchenSim.hand_over` (the pose is
+        not read). For evaluation only (Kitchen-R's "teleport to the next step's start after a failure").
         """
         frame = msg.header.frame_id
         pose = pose2d_from_pose_msg(msg.pose)
@@ -197,8 +198,15 @@ class SimNode(Node):
                 self.sim.teleport_base(pose)
             elif frame.startswith("object/"):
                 self.sim.teleport_object(frame.removeprefix("object/"), pose, float(msg.pose.position.z))
+            elif frame.startswith("gripper/"):
+                self.sim.hand_over(frame.removeprefix("gripper/"))
+                self.log.info(
+                    f"handed {frame.removeprefix('gripper/')} over into the gripper, the arm tucked"
+                )
+                return
             else:
-                raise KeyError(f"frame_id {frame!r}: teleport {self.config.base_frame!r} or 'object/<name>'")
+                choices = f"{self.config.base_frame!r}, 'object/<name>' or 'gripper/<name>'"
+                raise KeyError(f"frame_id {frame!r}: teleport {choices}")
         except (KeyError, ValueError) as err:
             self.log.warning(f"ignored /sim/teleport: {err.args[0] if err.args else err}")
             return

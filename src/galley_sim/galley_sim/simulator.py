@@ -29,6 +29,7 @@ from galley_sim.scene_model import (
     ARM_JOINTS,
     FINGER_JOINTS,
     FINGER_MAX_M,
+    TUCKED,
     PreflightError,
     SceneModel,
     SimOptions,
@@ -41,6 +42,8 @@ __all__ = ["ARM_JOINTS", "FINGER_JOINTS", "KitchenSim", "PreflightError", "SimOp
 
 #: Physics steps between updates of the base's velocity targets and of odometry (10 ms at 500 Hz).
 BASE_CONTROL_STEPS = 5
+#: Longest the fingers get to close on an object handed over (:meth:`KitchenSim.hand_over`), s.
+HAND_OVER_CLOSE_S = 0.5
 _NO_SENSORS = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
 
 
@@ -188,12 +191,45 @@ class KitchenSim:
             opt.disableflags = flags
 
     def teleport_base(self, pose: Pose2D) -> None:
-        """Put the base at a map pose, at rest (odometry goes on; ``map -> odom`` absorbs the jump)."""
+        """Put the base at a map pose, at rest (odometry goes on; ``map -> odom`` absorbs the jump).
+
+        What the fingers hold (:meth:`held_objects`) goes along, as it sits in the gripper.
+        """
         if not all(math.isfinite(v) for v in (pose.x, pose.y, pose.theta)):
             raise ValueError(f"teleport pose {pose} is not finite")
-        self.data.qpos[self._base_qpos] = [pose.x, pose.y, pose.theta]
-        self.data.qvel[self._base_dof] = 0.0
-        mujoco.mj_forward(self.model, self.data)
+        d = self.data
+        start = self.base_pose()
+        held = self.held_objects()
+        d.qpos[self._base_qpos] = [pose.x, pose.y, pose.theta]
+        d.qvel[self._base_dof] = 0.0
+        turn = pose.theta - start.theta
+        c, s = math.cos(turn), math.sin(turn)
+        for name in held:
+            adr, dof = self._object_qpos[name], self._object_dof[name]
+            x, y = d.qpos[adr] - start.x, d.qpos[adr + 1] - start.y
+            d.qpos[adr : adr + 2] = [pose.x + c * x - s * y, pose.y + s * x + c * y]
+            quat = np.empty(4)
+            mujoco.mju_mulQuat(
+                quat,
+                np.array([math.cos(turn / 2.0), 0.0, 0.0, math.sin(turn / 2.0)]),
+                d.qpos[adr + 3 : adr + 7],
+            )
+            d.qpos[adr + 3 : adr + 7] = quat
+            d.qvel[dof : dof + 6] = 0.0
+        mujoco.mj_forward(self.model, d)
+
+    def held_objects(self) -> list[str]:
+        """The objects that both fingers touch now."""
+        m, d = self.model, self.data
+        fingers = {m.body(f"{f}_link").id for f in FINGER_JOINTS}
+        bodies = {b: n for n, b in self._object_bodies.items()}
+        touching: dict[str, set[int]] = {}
+        for g1, g2 in d.contact.geom.tolist():
+            b1, b2 = int(m.geom_bodyid[g1]), int(m.geom_bodyid[g2])
+            for finger, other in ((b1, b2), (b2, b1)):
+                if finger in fingers and other in bodies:
+                    touching.setdefault(bodies[other], set()).add(finger)
+        return sorted(n for n, f in touching.items() if f == fingers)
 
     def teleport_object(self, name: str, pose: Pose2D, z: float) -> None:
         """Put an object (its bottom centre) at (x, y, z) with yaw, at rest.
@@ -210,6 +246,63 @@ class KitchenSim:
         self.data.qpos[adr : adr + 7] = [pose.x, pose.y, z, math.cos(half), 0.0, 0.0, math.sin(half)]
         self.data.qvel[dof : dof + 6] = 0.0
         mujoco.mj_forward(self.model, self.data)
+
+    def hand_over(self, name: str) -> None:
+        """Put an object into the gripper, the arm tucked, as a successful pick would leave it.
+
+        For evaluation: a failed pick's teleport (the next step starts with the object carried).
+        The arm goes to the tucked pose every episode starts in (clear of the counters, the tcp
+        about a metre up), the object upright with its grasp point (the scene's ``grasp_offset``
+        and ``grasp_yaw``, as the pick-and-place machine grasps) at the tcp, turned of the two
+        ways the fingers allow so that it hangs away from the robot, and the fingers close on it
+        while the object and the base are held still. Simulated time does not advance.
+
+        Raises:
+            KeyError: no such object; the message lists them.
+        """
+        if name not in self._object_qpos:
+            raise KeyError(f"no object {name!r}; objects: {', '.join(self._object_qpos)}")
+        m, d = self.model, self.data
+        spec = self.scene.object(name)
+        fingers = [self.joint_names.index(f) for f in FINGER_JOINTS]
+        for i, joint in enumerate(self.joint_names):
+            q = FINGER_MAX_M if i in fingers else TUCKED[ARM_JOINTS.index(joint)]
+            d.qpos[self._joint_qpos[i]] = q
+            d.ctrl[self._joint_act[i]] = 0.0 if i in fingers else q  # the fingers: closing
+        d.qvel[self._joint_dof] = 0.0
+        d.qvel[self._base_dof] = 0.0
+        mujoco.mj_forward(m, d)
+        tcp = d.site("tcp")
+        closing = tcp.xmat.reshape(3, 3)[:, 1]  # the fingers close along the tcp's y axis
+        base = np.array([d.qpos[self._base_qpos[0]], d.qpos[self._base_qpos[1]]])
+        offset = np.asarray(spec.grasp_offset, dtype=float)
+        candidates = []
+        for turn in (0.0, math.pi):
+            yaw = math.atan2(closing[1], closing[0]) - spec.grasp_yaw + turn
+            c, s = math.cos(yaw), math.sin(yaw)
+            origin = tcp.xpos - np.array(
+                [c * offset[0] - s * offset[1], s * offset[0] + c * offset[1], offset[2]]
+            )
+            candidates.append((float(np.hypot(*(origin[:2] - base))), origin.tolist(), yaw))
+        _, origin, yaw = max(candidates)
+        adr, dof = self._object_qpos[name], self._object_dof[name]
+        pinned = [*origin, math.cos(yaw / 2.0), 0.0, 0.0, math.sin(yaw / 2.0)]
+        base_pose, base_ctrl = d.qpos[self._base_qpos].copy(), d.ctrl[self._base_act].copy()
+        time_s = d.time
+        d.ctrl[self._base_act] = 0.0
+        finger_dofs = [self._joint_dof[i] for i in fingers]
+        for k in range(max(1, round(HAND_OVER_CLOSE_S / m.opt.timestep))):
+            d.qpos[adr : adr + 7] = pinned
+            d.qvel[dof : dof + 6] = 0.0
+            d.qpos[self._base_qpos] = base_pose
+            d.qvel[self._base_dof] = 0.0
+            self._step_without_sensors(1)
+            if k > 10 and float(np.max(np.abs(d.qvel[finger_dofs]))) < 1e-3:
+                break  # closed on the object
+        d.qvel[dof : dof + 6] = 0.0
+        d.ctrl[self._base_act] = base_ctrl
+        d.time = time_s
+        mujoco.mj_forward(m, d)
 
     # -- state ---------------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 :class:`PlanRunner` keeps the sequence: which step runs, since when, what each finished step
 achieved, and whether the episode goes on after a failure (Kitchen-R stops an episode at the
 first failed step unless the robot is teleported to the next step's start: galley then teleports
-the base after a failed move and the object after a failed place; a failed pick always stops).
+the base after a failed move, the object after a failed place, and the object into the gripper,
+the arm tucked, after a failed pick).
 The node around it (``task_executor``) sends the navigation and arm goals and calls
 :meth:`PlanRunner.finish` when they report. Whether a step succeeded is
 :mod:`galley_core.tasks.judging`'s (Kitchen-R's criteria on ground truth).
@@ -69,8 +70,9 @@ class ExecutorConfig(Config):
     max_steps: int = param(0, "execute only the first K steps of the plan; 0: all", ge=0)
     teleport_on_failure: bool = param(
         False,
-        "after a failed move or place, teleport the base (or the object) to where the step should have "
-        "left it and go on; a failed pick still stops the episode; else stop at the first failure",
+        "after a failed step, teleport the world to where the step should have left it and go on (a "
+        "move: the base to its goal; a pick: the object into the gripper, the arm tucked; a place: the "
+        "object onto its target); else stop at the first failure",
     )
 
 
@@ -140,8 +142,7 @@ class PlanRunner:
         self.results.append(result)
         self.index += 1
         self.started_s = None
-        # A grasp cannot be teleported into the gripper: a failed pick always ends the episode.
-        if not success and (not self.config.teleport_on_failure or step.action == "pick"):
+        if not success and not self.config.teleport_on_failure:
             self.stopped = True
         return result
 

@@ -14,6 +14,10 @@ Between steps (no step running) it commands zero velocity and holds the arm. Wit
 (default) it also holds what the oracle never moves in a step: the arm and gripper in a move (as
 at the move's start), the base in a pick or place (observations.hold_idle). The task executor
 judges the steps on ground truth (its ``completion: criteria``); this node reports no status.
+An evaluation's teleport of an object into the gripper (/sim/teleport, frame ``gripper/<name>``,
+after a failed pick) leaves the gripper closed and the arm tucked under the node: it then holds
+the gripper closed, starts its history afresh, and RMPflow restarts from the measured joints once
+they show the jump.
 
 The observation is the run's preset (galley_learning.policy.observations): for ``goal`` the node
 also follows the executor's /goal_pose and /arm/goal and the planner's /plan, and looks up
@@ -51,6 +55,9 @@ from galley_runtime.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_
 from galley_runtime.node import Node, Publishes, Subscribes, Timer
 from galley_runtime.qos import QoS
 
+#: A measured joint this far from RMPflow's state after a hand-over: the teleport has moved the arm.
+_JUMP_RAD = 0.05
+
 
 @dataclass(frozen=True)
 class DiffusionPolicyConfig(Config):
@@ -87,6 +94,7 @@ class DiffusionPolicyNode(Node):
         Subscribes("goal_pose", "geometry_msgs/msg/PoseStamped", "on_goal_pose", QoS(depth=5)),
         Subscribes("plan", "nav_msgs/msg/Path", "on_plan", QoS(depth=5)),
         Subscribes("arm/goal", "galley_msgs/msg/ArmGoal", "on_arm_goal", QoS(depth=5)),
+        Subscribes("sim/teleport", "geometry_msgs/msg/PoseStamped", "on_teleport", QoS(depth=5)),
     )
     publishes = (
         Publishes("cmd_vel", "geometry_msgs/msg/Twist"),
@@ -132,6 +140,7 @@ class DiffusionPolicyNode(Node):
             raise ConfigError("scene", config.scene, str(err)) from None
         self.target: np.ndarray[Any, Any] | None = None  # x y z qw qx qy qz gripper, base_link
         self.rmp_state: RmpState | None = None
+        self.handed_over = False  # an object teleported into the gripper; the arm's jump not yet seen
         self.chunks = 0
 
     # -- inputs ----------------------------------------------------------------------------------
@@ -177,7 +186,32 @@ class DiffusionPolicyNode(Node):
         elif msg.kind in (STEP_SUCCEEDED, STEP_FAILED, EPISODE_DONE, ABORT):
             self.step_text = ""
             self.queue.clear()
+            self.handed_over = False  # a step ran since: any jump of the arm has been seen
         self._refresh_goal()
+
+    def on_teleport(self, msg: Any) -> None:
+        """An object teleported into the gripper: the gripper closed on it, the arm tucked."""
+        if msg.header.frame_id.startswith("gripper/"):
+            self.gripper_command = 0.0
+            self.target = None  # no command from before the jump (on_arm would swing the arm back)
+            self.joints = self.rmp_state = None  # restart from joint states sent after the teleport
+            self.frames.clear()  # the arm jumps: no relative state across it
+            self.queue.clear()
+            self.step_start = None
+            self.handed_over = True
+
+    def _follow_hand_over(self, q: np.ndarray[Any, Any]) -> None:
+        """Restart RMPflow from the measured joints once a hand-over's jump of the arm shows in them.
+
+        Joint states sent before the teleport but received after it (ROS 2 delivers topics
+        independently) would otherwise leave RMPflow where the pick left the arm.
+        """
+        state = self.rmp_state
+        if self.handed_over and state is not None and float(np.max(np.abs(q - state.q))) > _JUMP_RAD:
+            self.rmp_state = RmpState(q.copy(), np.zeros_like(q))
+            self.frames.clear()
+            self.step_start = None
+            self.handed_over = False
 
     # -- policy ------------------------------------------------------------------------------------
 
@@ -220,6 +254,7 @@ class DiffusionPolicyNode(Node):
         frame = self._observe()
         if frame is None:
             return
+        self._follow_hand_over(frame["q"])
         self.frames.append(frame)
         if self.rmp_state is None:
             self.rmp_state = RmpState(frame["q"].copy(), np.zeros_like(frame["q"]))

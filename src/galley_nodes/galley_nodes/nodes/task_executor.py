@@ -364,6 +364,8 @@ class TaskExecutorNode(Node):
         """Leave the world as the failed step should have (``teleport_on_failure``)."""
         if step.action == "move":
             pose, frame, z = move_goal(self.scene, step.target), self.config.base_frame, 0.0
+        elif step.action == "pick":  # the object into the gripper, carried (the pose is not read)
+            pose, frame, z = Pose2D(0.0, 0.0, 0.0), f"gripper/{step.target}", 0.0
         else:  # place: the object onto its target
             assert self._place_goal is not None
             x, y, z = self._place_goal
