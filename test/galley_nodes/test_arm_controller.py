@@ -184,3 +184,26 @@ def test_bad_parameters_are_rejected_at_start(kitchen, tmp_path):
         EmbeddedHost().add_node(
             ArmControllerNode, parameters={"robot_description": str(tmp_path / "none.xml")}
         )
+
+
+def test_an_object_handed_over_into_the_gripper_is_placed_as_if_picked(kitchen, tmp_path):
+    """After an evaluation's teleport into the gripper (a failed pick), the oracle places the object."""
+    rig = Rig(tmp_path, kitchen)
+    rig.send(1, "cup")  # nothing in the gripper yet
+    assert rig.wait().state == FAILED and "holds nothing" in rig.statuses[-1].reason
+    sim = rig.host.node("sim").sim
+    sim.hand_over("cup")
+    rig.host.run_for(0.2)
+    zone = kitchen.zone("blue")
+    target = (zone.center[0], zone.center[1], zone.z)  # where the cup stood
+    goal = messages.new("galley_msgs/msg/ArmGoal", action=1, object_name="cup")
+    goal.target_pose.header.frame_id = "map"
+    goal.target_pose.pose.position.x, goal.target_pose.pose.position.y, goal.target_pose.pose.position.z = (
+        target
+    )
+    rig.goals.publish(goal)
+    status = rig.wait(30.0)
+    assert status.state == SUCCEEDED, status.reason
+    rig.host.run_for(1.0)
+    placed = sim.object_poses()["cup"].translation
+    assert np.hypot(placed[0] - target[0], placed[1] - target[1]) < 0.05 and abs(placed[2] - zone.z) < 0.01

@@ -178,6 +178,28 @@ class PickPlace:
         self._anchors = {"object": (position, yaw)}
         self._enter(0, now_s, object_pose)
 
+    def take(self, name: str, grasp: GraspSpec, object_pose: Transform, joints: ArrayLike) -> bool:
+        """Hold ``name`` if it sits in the gripper as a grasp leaves it; whether it does.
+
+        An object handed over into the gripper (an evaluation's teleport after a failed pick) is
+        then placed as one this machine picked: held where its grasp point is within
+        ``grasp_check_distance_m`` of the tcp (root frame: ``object_pose``; ``joints`` measured).
+        """
+        tcp, tcp_r = self.arm.tcp_pose(np.asarray(joints, dtype=float))
+        position, yaw = upright(object_pose)
+        local, offset = rotz(-yaw) @ (tcp - position), np.asarray(grasp.offset, dtype=float)
+        if grasp.symmetric:  # held anywhere on the circle the offset sweeps about the vertical
+            local, offset = (
+                np.array([np.hypot(*local[:2]), local[2]]),
+                np.array([np.hypot(*offset[:2]), offset[2]]),
+            )
+        if np.linalg.norm(local - offset) > self.config.grasp_check_distance_m:
+            return False
+        self._held_offset = rotz(-yaw) @ (tcp - position)
+        self._held_yaw = normalize_angle(math.atan2(tcp_r[1, 1], tcp_r[0, 1]) - yaw)
+        self.held = name
+        return True
+
     def start_place(
         self, name: str, target: Transform, joints: ArrayLike, now_s: float, *, free_yaw: bool = False
     ) -> None:

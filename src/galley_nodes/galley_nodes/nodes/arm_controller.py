@@ -148,12 +148,18 @@ class ArmControllerNode(Node):
         object_pose, problem = self._object_pose(name)
         if object_pose is None:
             return problem
-        if msg.action == ARM_PLACE and self.machine.held != name:
+        grasp = grasp_spec(self.scene.object(name))
+        # an object handed over into the gripper (an evaluation's teleport) is placed as if picked
+        if (
+            msg.action == ARM_PLACE
+            and self.machine.held != name
+            and not self.machine.take(name, grasp, object_pose, q)
+        ):
             holding = f"holds {self.machine.held!r}" if self.machine.held else "holds nothing"
             return f"cannot place {name!r}: the gripper {holding}; pick {name!r} first"
         self._obstacles = self._scene_obstacles(name)
         if msg.action == ARM_PICK:
-            self.machine.start_pick(name, grasp_spec(self.scene.object(name)), object_pose, q, self.now_s())
+            self.machine.start_pick(name, grasp, object_pose, q, self.now_s())
             return ""
         target, problem = self._place_target(msg.target_pose, object_pose)
         if target is None:
