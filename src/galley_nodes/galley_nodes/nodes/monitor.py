@@ -4,7 +4,8 @@ Subscribes ``/episode/events`` (galley_msgs/EpisodeEvent from the task executor:
 the step's index and text, STEP_SUCCEEDED / STEP_FAILED, EPISODE_DONE), the simulator's
 ``/sim/preflight`` (latched diagnostic_msgs/DiagnosticArray) and ground truth
 ``/sim/ground_truth/base_pose``; looks up ``object/<name>`` and the gripper in TF; and subscribes to
-every topic of ``rate_topics`` once it appears in the graph (its type is taken from there).
+every topic of ``rate_topics`` once it appears in the graph (its type is taken from there), whose
+rates are counted on the messages' stamps (a TFMessage: its first transform's).
 The rules themselves are :mod:`galley_core.monitoring`.
 
 Publishes the failure that ends an episode as an ABORT (galley_msgs/EpisodeEvent with ``rule`` and
@@ -48,6 +49,16 @@ from galley_runtime.qos import QoS
 __all__ = ["MonitorNode", "MonitorNodeConfig"]
 
 _EVENTS_QOS = QoS(depth=100)
+
+
+def _stamp_ns(msg: Any, default_ns: int) -> int:
+    """A message's stamp (a TFMessage: its first transform's); ``default_ns`` (arrival) if unstamped."""
+    header = getattr(msg, "header", None)
+    if header is None:
+        transforms = getattr(msg, "transforms", None)
+        header = transforms[0].header if transforms else None
+    stamp = 0 if header is None else messages.time_ns_from_msg(header.stamp)
+    return stamp if stamp > 0 else default_ns  # unstamped: counted when it arrives
 
 
 @dataclass(frozen=True)
@@ -122,8 +133,8 @@ class MonitorNode(Node):
         self._base = msg.pose
 
     def _on_watched(self, topic: str) -> Any:
-        def callback(_: Any) -> None:
-            self.monitor.on_message(topic, self.now_ns())
+        def callback(msg: Any) -> None:
+            self.monitor.on_message(topic, _stamp_ns(msg, self.now_ns()))
 
         return callback
 
