@@ -154,6 +154,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument(
         "--lr-schedule", choices=("constant", "cosine"), default="constant", help="TrainConfig.lr_schedule"
     )
+    parser.add_argument("--lr", type=float, default=TrainConfig.lr, help="learning rate (TrainConfig.lr)")
     parser.add_argument("--train-minutes", type=float, default=0.0, help="> 0: train this long instead")
     parser.add_argument("--eval-episodes", type=int, default=10, help="held-out (and training) episodes")
     parser.add_argument("--step-limit", type=float, default=60.0, help="seconds per step in evaluation")
@@ -209,12 +210,17 @@ def main() -> None:
         build_dataset(collection, dataset, config, workers=args.workers)
     dataset_min = (time.perf_counter() - start) / 60.0  # 0 where the dataset was built before
     steps = args.train_steps
+    # the probe's too: a resumed run keeps the settings it was started with (all but the steps)
+    settings = {
+        "size": args.size,
+        "lr": args.lr,
+        "lr_schedule": args.lr_schedule,
+        "device": "cpu",
+        "cpu_threads": 1,
+    }
     if args.train_minutes > 0:  # measure the rate on a short run, then train for the time asked
         marks: list[tuple[int, float]] = []  # (step, seconds) from step 10 on: no start-up in the rate
-        # the run's settings but its steps: a resumed run keeps the settings it was started with
-        probe = TrainConfig(
-            size=args.size, steps=100, lr_schedule=args.lr_schedule, device="cpu", cpu_threads=1
-        )
+        probe = TrainConfig(steps=100, **settings)
         train(dataset, run, probe, progress=lambda s, n, loss, secs: marks.append((s, secs)))
         if len(marks) >= 2:  # none: the run had trained past the probe before (resumed)
             (s0, t0), (s1, t1) = marks[0], marks[-1]
@@ -222,14 +228,7 @@ def main() -> None:
     trained = train(
         dataset,
         run,
-        TrainConfig(
-            size=args.size,
-            steps=steps,
-            lr_schedule=args.lr_schedule,
-            device="cpu",
-            cpu_threads=1,
-            eval_every=max(1, steps // 10),
-        ),
+        TrainConfig(steps=steps, eval_every=max(1, steps // 10), **settings),
         progress=lambda s, n, loss, secs: (
             print(f"  step {s}/{n} loss {loss:.4f} {secs:.0f} s", flush=True)
             if s % max(1, n // 10) == 0
