@@ -13,7 +13,8 @@ the mode does not define one — and the motion metrics), ``episodes.csv`` (one 
 ``metrics.png``; in policy and joint modes ``steps.csv`` too (one row per executed step: the
 episode's id and seed, the step's index and text, success, duration and the failure's reason)
 and ``metrics.json`` the key ``sr_executed_by_action``: SR per kind over the steps that ran, where
-``sr_by_action`` also counts as failed the steps a failed pick leaves unrun. P (2) needs a learned
+``sr_by_action`` also counts as failed the steps an episode's end leaves unrun (its first failure
+without ``teleport_on_failure``, or a monitor's abort). P (2) needs a learned
 policy's action errors and is null for the oracle.
 
 ``--workers K`` runs the episodes in K simulator processes at once (policy and joint modes); each
