@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from galley_core.episode import Episode
 from galley_core.geometry import Pose2D, Transform, normalize_angle
+from galley_core.manipulation.poses import rotz
 from galley_core.navigation.unicycle import integrate_unicycle
 from galley_core.scene import Scene
 from galley_sim.scene_model import (
@@ -203,11 +204,10 @@ class KitchenSim:
         d.qpos[self._base_qpos] = [pose.x, pose.y, pose.theta]
         d.qvel[self._base_dof] = 0.0
         turn = pose.theta - start.theta
-        c, s = math.cos(turn), math.sin(turn)
         for name in held:
             adr, dof = self._object_qpos[name], self._object_dof[name]
-            x, y = d.qpos[adr] - start.x, d.qpos[adr + 1] - start.y
-            d.qpos[adr : adr + 2] = [pose.x + c * x - s * y, pose.y + s * x + c * y]
+            away = d.qpos[adr : adr + 3] - np.array([start.x, start.y, 0.0])
+            d.qpos[adr : adr + 3] = np.array([pose.x, pose.y, 0.0]) + rotz(turn) @ away
             quat = np.empty(4)
             mujoco.mju_mulQuat(
                 quat,
@@ -279,10 +279,7 @@ class KitchenSim:
         candidates = []
         for turn in (0.0, math.pi):
             yaw = math.atan2(closing[1], closing[0]) - spec.grasp_yaw + turn
-            c, s = math.cos(yaw), math.sin(yaw)
-            origin = tcp.xpos - np.array(
-                [c * offset[0] - s * offset[1], s * offset[0] + c * offset[1], offset[2]]
-            )
+            origin = tcp.xpos - rotz(yaw) @ offset
             candidates.append((float(np.hypot(*(origin[:2] - base))), origin.tolist(), yaw))
         _, origin, yaw = max(candidates)
         adr, dof = self._object_qpos[name], self._object_dof[name]
