@@ -195,10 +195,14 @@ class PickPlace:
             )
         if np.linalg.norm(local - offset) > self.config.grasp_check_distance_m:
             return False
+        self._hold(name, tcp, tcp_r, position, yaw)
+        return True
+
+    def _hold(self, name: str, tcp: F64, tcp_r: F64, position: F64, yaw: float) -> None:
+        """Hold ``name``: the tcp in the object's upright frame, the closing yaw relative to it."""
         self._held_offset = rotz(-yaw) @ (tcp - position)
         self._held_yaw = normalize_angle(math.atan2(tcp_r[1, 1], tcp_r[0, 1]) - yaw)
         self.held = name
-        return True
 
     def start_place(
         self, name: str, target: Transform, joints: ArrayLike, now_s: float, *, free_yaw: bool = False
@@ -448,10 +452,7 @@ class PickPlace:
                     f"({distance * 1000:.0f} mm from the tcp after closing)"
                 )
                 return
-            # hold: the tcp in the object's upright frame, and the closing yaw relative to the object
-            self._held_offset = rotz(-yaw) @ (tcp - position)
-            self._held_yaw = normalize_angle(math.atan2(tcp_r[1, 1], tcp_r[0, 1]) - yaw)
-            self.held = self.object_name
+            self._hold(self.object_name, tcp, tcp_r, position, yaw)
             self._anchors["grasp"] = (position, yaw)
         elif phase.name == "release":
             self.held = ""
