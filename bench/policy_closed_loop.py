@@ -38,7 +38,7 @@ from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_data
 from galley_learning.policy.model import SIZES
 from galley_learning.policy.observations import ACTIONS
 from galley_learning.policy.runtime import PolicyRunner
-from galley_learning.policy.train import TrainConfig, train
+from galley_learning.policy.train import LR_SCHEDULES, TrainConfig, train
 
 KINDS = ("move", "pick", "place")
 
@@ -152,7 +152,7 @@ def _arguments() -> argparse.Namespace:
     )
     parser.add_argument("--train-steps", type=int, default=4000)
     parser.add_argument(
-        "--lr-schedule", choices=("constant", "cosine"), default="constant", help="TrainConfig.lr_schedule"
+        "--lr-schedule", choices=LR_SCHEDULES, default="constant", help="TrainConfig.lr_schedule"
     )
     parser.add_argument("--lr", type=float, default=TrainConfig.lr, help="learning rate (TrainConfig.lr)")
     parser.add_argument("--train-minutes", type=float, default=0.0, help="> 0: train this long instead")

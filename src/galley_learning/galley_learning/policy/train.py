@@ -38,7 +38,15 @@ from galley_learning.policy.normalize import Normalizer
 from galley_learning.policy.runtime import PolicyRunner
 from galley_runtime.config_files import find_scene
 
-__all__ = ["Batches", "TrainConfig", "evaluate_mse", "heldout_mse", "resident_images", "train"]
+__all__ = [
+    "LR_SCHEDULES",
+    "Batches",
+    "TrainConfig",
+    "evaluate_mse",
+    "heldout_mse",
+    "resident_images",
+    "train",
+]
 
 
 LR_SCHEDULES = ("constant", "cosine")
@@ -296,21 +304,18 @@ def train(
 
 def _optimizer(model: DiffusionPolicy, config: TrainConfig) -> torch.optim.Optimizer:
     """AdamW; the vision backbones (where there are any) at ``backbone_lr_scale`` of the rate."""
-    rates = [(model.head_parameters(), config.lr)]
+    groups = [{"params": model.head_parameters(), "lr": config.lr}]
     if model.backbone_parameters():
-        rates.append((model.backbone_parameters(), config.lr * config.backbone_lr_scale))
-    groups = [{"params": params, "lr": lr, "initial_lr": lr} for params, lr in rates]
+        groups.append({"params": model.backbone_parameters(), "lr": config.lr * config.backbone_lr_scale})
     return torch.optim.AdamW(groups, weight_decay=config.weight_decay)
 
 
 def _schedule(optimizer: torch.optim.Optimizer, config: TrainConfig, step: int) -> None:
     """Set each group's rate for ``step`` (0-based) of ``config.steps`` (``lr_schedule``)."""
-    factor = 1.0
-    if config.lr_schedule == "cosine":
-        factor = 0.5 * (1.0 + math.cos(math.pi * min(step, config.steps) / config.steps))
+    factor = 0.5 * (1.0 + math.cos(math.pi * step / config.steps)) if config.lr_schedule == "cosine" else 1.0
     for group in optimizer.param_groups:
-        base = group.setdefault("initial_lr", group["lr"])  # a checkpoint from before schedules: its rate
-        group["lr"] = base * factor
+        # the group's own rate, kept at its first step (and in checkpoints, with the optimizer's state)
+        group["lr"] = group.setdefault("initial_lr", group["lr"]) * factor
 
 
 def _val_loss(
