@@ -1,11 +1,22 @@
 from __future__ import annotations
 
+import argparse
 import math
+import re
 from dataclasses import dataclass
 
 import pytest
 
-from galley_core.config import Config, ConfigError, config_from_values, describe_fields, param, sub_config
+from galley_core.config import (
+    Config,
+    ConfigError,
+    add_arguments,
+    config_from_arguments,
+    config_from_values,
+    describe_fields,
+    param,
+    sub_config,
+)
 
 
 @dataclass(frozen=True)
@@ -94,3 +105,50 @@ def test_sub_config_takes_the_part_with_the_node_values():
 def test_sub_config_of_a_config_without_the_fields_names_the_missing_one():
     with pytest.raises(AttributeError, match="other_m"):
         sub_config(Other, Example())
+
+
+# --- the command line built from a Config's fields -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _CliConfig(Config):
+    steps: int = param(2000, "gradient steps", ge=1)
+    lr: float = param(1e-4, "learning rate", gt=0.0, unit="1/step")
+    schedule: str = param("constant", "rate schedule", choices=("constant", "cosine"))
+    cameras: tuple[str, ...] = param(("base", "wrist"), "cameras read")
+    ema: bool = param(True, "keep an EMA of the weights")
+
+
+def _cli_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="galley test", exit_on_error=False)
+    add_arguments(parser, _CliConfig, aliases={"steps": ["-n"]})
+    return parser
+
+
+def test_options_come_from_the_fields_with_their_doc_bounds_unit_and_default():
+    text = _cli_parser().format_help()
+    assert "--steps STEPS, -n STEPS" in text
+    assert "gradient steps; >= 1 (default: 2000)" in text
+    assert "learning rate; > 0 (1/step) (default: 0.0001)" in text
+    assert "--schedule {constant,cosine}" in text
+    assert "--ema, --no-ema" in text
+
+
+def test_only_given_options_override_the_defaults():
+    args = _cli_parser().parse_args(["-n", "5", "--cameras", "base", "--no-ema"])
+    config = config_from_arguments(_CliConfig, args)
+    assert config == _CliConfig(steps=5, cameras=("base",), ema=False)
+    assert config_from_arguments(_CliConfig, _cli_parser().parse_args([]), lr=0.5) == _CliConfig(lr=0.5)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--steps", "0"], "0 is not allowed: >= 1"),
+        (["--lr", "nan"], "nan is not allowed: > 0 (1/step)"),
+        (["--steps", "many"], "'many' is not an integer"),
+    ],
+)
+def test_a_value_outside_the_field_is_refused_by_the_parser(argv, message):
+    with pytest.raises(argparse.ArgumentError, match=re.escape(message)):
+        _cli_parser().parse_args(argv)

@@ -7,7 +7,10 @@ with :func:`param`, which records a one-line description, a unit and the allowed
   field, the value and what is allowed;
 * a host can build the dataclass from untyped values (a ROS 2 params YAML file, a ROS parameter
   update) with :func:`config_from_values`, checking types the way ROS parameters are typed;
-* the ROS 2 host can declare one ROS parameter per field with the description and unit attached.
+* the ROS 2 host can declare one ROS parameter per field with the description and unit attached;
+* a command line is built from the fields with :func:`add_arguments` (one option per field, its help
+  the doc, unit, bounds and default) and read back with :func:`config_from_arguments`, so that a
+  command never writes a default or an allowed range a second time.
 
 Example::
 
@@ -19,12 +22,13 @@ Example::
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import difflib
 import functools
 import math
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -32,6 +36,9 @@ __all__ = [
     "Config",
     "ConfigError",
     "FieldSpec",
+    "add_arguments",
+    "argument_help",
+    "config_from_arguments",
     "config_from_values",
     "describe_fields",
     "param",
@@ -285,3 +292,126 @@ def _coerce(name: str, value: Any, tp: Any) -> Any:
     if not _scalar_ok(value, tp):
         raise ConfigError(name, value, _type_name(tp))
     return float(value) if tp is float else value
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _parse_scalar(tp: type, text: str) -> Any:
+    if tp is bool:
+        lowered = text.lower()
+        if lowered in ("true", "1", "yes", "on"):
+            return True
+        if lowered in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(text)
+    return tp(text)
+
+
+def _argument_type(info: FieldInfo) -> Any:
+    """argparse ``type=`` of one field: parses the text and applies the field's checks."""
+    tp = info.scalar_type
+
+    def parse(text: str) -> Any:
+        try:
+            value = _parse_scalar(tp, text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {_type_name(tp)}") from None
+        try:
+            info.spec.check(info.name, value)
+        except ConfigError as err:
+            raise argparse.ArgumentTypeError(f"{text} is not allowed: {err.allowed}") from None
+        return value
+
+    parse.__name__ = _type_name(tp).split(" ")[-1]  # argparse names the type in its messages
+    return parse
+
+
+def argument_help(info: FieldInfo) -> str:
+    """An option's help: the field's doc, what is allowed (with the unit) and the default."""
+    spec = info.spec
+    text = spec.doc
+    if spec.choices is None and spec._bounded():
+        text += f"; {spec.allowed()}"
+    elif spec.unit:
+        text += f" ({spec.unit})"
+    default = ",".join(map(str, info.default)) if info.is_array else info.default
+    return f"{text} (default: {default})".replace("%", "%%")
+
+
+def add_arguments(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    cls: type[Config],
+    *,
+    only: Sequence[str] | None = None,
+    skip: Container[str] = (),
+    aliases: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
+    """Add one command-line option per field of ``cls``: ``--field-name``.
+
+    The option's help, allowed values and default are the field's (:func:`param`), so that a
+    command states none of them itself. Booleans take ``--name`` / ``--no-name``; tuples take one
+    or more values; a field with ``choices`` lists them. Options are given a default of
+    ``argparse.SUPPRESS``: :func:`config_from_arguments` takes only what the user gave, and the
+    dataclass supplies the rest.
+
+    Args:
+        parser: the parser (or argument group) to add the options to.
+        cls: the configuration dataclass.
+        only: the fields to add, in this order (default: every field in declaration order).
+        skip: fields to leave out (those the command sets itself).
+        aliases: field name to further option strings, e.g. ``{"cpu_threads": ["--threads"]}``.
+
+    Returns:
+        The names of the fields added.
+    """
+    infos = {info.name: info for info in describe_fields(cls)}
+    names = list(only) if only is not None else list(infos)
+    unknown = [n for n in names if n not in infos]
+    if unknown:
+        raise KeyError(f"{cls.__name__} has no field {', '.join(unknown)}")
+    added = []
+    for name in names:
+        if name in skip:
+            continue
+        info = infos[name]
+        flags = [_option(name), *((aliases or {}).get(name, ()))]
+        kwargs: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": argument_help(info)}
+        if info.type is bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+        else:
+            kwargs["type"] = _argument_type(info)
+            if info.is_array:
+                kwargs["nargs"] = "+"
+            if info.spec.choices is not None:
+                kwargs["choices"] = tuple(info.spec.choices)
+            kwargs["metavar"] = _metavar(info)
+        parser.add_argument(*flags, **kwargs)
+        added.append(name)
+    return added
+
+
+def _metavar(info: FieldInfo) -> str | None:
+    if info.spec.choices is not None:
+        return "{" + ",".join(map(str, info.spec.choices)) + "}"
+    return info.name.upper()
+
+
+def config_from_arguments(
+    cls: type[C], args: argparse.Namespace, *, base: C | None = None, **values: Any
+) -> C:
+    """The configuration from parsed options (:func:`add_arguments`) and ``values`` a command sets.
+
+    Fields the user did not give keep ``base``'s value, or the default; ``values`` override both.
+
+    Raises:
+        ConfigError: the dataclass's own checks reject the combination.
+    """
+    names = {f.name for f in dataclasses.fields(cls)}
+    given = {name: value for name, value in vars(args).items() if name in names}
+    given.update(values)
+    given = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
+    if base is not None:
+        return dataclasses.replace(base, **given)
+    return cls(**given)
