@@ -86,6 +86,8 @@ def replay(
     if not quiet:
         total = sum(counts.values())
         print(f"\rreplayed {total} messages on {len(counts)} topics, {player.duration_s:.1f} s of bag time")
+        for line in player.decoder.summary():
+            print(line)
         print(f"the monitor's verdicts: {len(verdicts)}" if verdicts else "the monitor gave no verdict")
         for v in verdicts:
             t = v.header.stamp.sec + v.header.stamp.nanosec * 1e-9

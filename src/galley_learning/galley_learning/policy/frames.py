@@ -23,6 +23,7 @@ target comes from the bag's /goal_pose, /plan, /arm/goal and /tf, the topics the
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,8 @@ __all__ = [
     "resize_images",
     "robot_state",
 ]
+
+_log = logging.getLogger(__name__)
 
 F64 = NDArray[np.float64]
 
@@ -248,9 +251,10 @@ def goal_rows(
     """
     from rosbags.rosbag2 import Reader  # noqa: PLC0415 (deferred: rosbags)
 
-    from galley_runtime.embedded.rosbags_messages import deserialize  # noqa: PLC0415 (deferred: rosbags)
+    from galley_runtime.recording.decoding import MessageDecoder  # noqa: PLC0415 (deferred: rosbags)
 
     tracker = tracker or goal_tracker()
+    decoder = MessageDecoder()  # a message that cannot be read is skipped (its stream holds)
     transforms: dict[str, Planar] = {}
     objects: dict[str, Planar] = {}
     ticks = np.round(np.asarray(t_s) * 1e9).astype(np.int64)
@@ -265,7 +269,8 @@ def goal_rows(
     def emit(until: int) -> None:
         nonlocal i, pending_tf
         if pending_tf is not None and i < len(ticks) and ticks[i] < until:
-            for t in deserialize(*pending_tf).transforms:
+            tf = decoder.decode("/tf", *pending_tf)
+            for t in tf.transforms if tf is not None else ():
                 child = str(t.child_frame_id)
                 if child.startswith("object/"):
                     objects[child.removeprefix("object/")] = planar_from_transform(t)
@@ -286,7 +291,9 @@ def goal_rows(
             if connection.topic == "/tf":
                 pending_tf = (raw, connection.msgtype)
                 continue
-            msg = deserialize(raw, connection.msgtype)
+            msg = decoder.decode(connection.topic, raw, connection.msgtype)
+            if msg is None:
+                continue
             if connection.topic == "/goal_pose":
                 tracker.on_goal_pose(msg)
             elif connection.topic == "/plan":
@@ -296,6 +303,8 @@ def goal_rows(
             else:
                 target = _target_values(msg)
     emit(np.iinfo(np.int64).max)
+    for line in decoder.summary():
+        _log.warning("%s: %s", bag, line)
     return out, targets
 
 

@@ -10,6 +10,7 @@ of the actions galley serves (nav2_msgs', from their ``.action`` text; see
 from __future__ import annotations
 
 import os
+import struct
 import sys
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -28,6 +29,7 @@ from galley_runtime.message_backend import MessageError, byte_value, type_name_o
 __all__ = [
     "RosbagsMessages",
     "deserialize",
+    "fast_dds_length",
     "find_galley_msg_dir",
     "find_unconverted_sequence",
     "iter_galley_types",
@@ -252,26 +254,87 @@ def serialize(msg: Any) -> bytes:
 
 
 def deserialize(raw: bytes | memoryview, type_name: str) -> Any:
-    """A rosbags message from CDR bytes, those rclpy's Fast DDS writes included.
+    """A rosbags message from CDR bytes, as rclpy's Fast DDS and Cyclone DDS write them.
 
-    Fast DDS pads a message that ends with an empty float64 sequence (a JointState without
-    efforts) to 8 bytes: 4 bytes past its last field, where rosbags refuses more than 3 ("CDR
-    message size mismatch"). The message is then read without those 4 bytes; the fields read are
-    the same bytes either way, and a message that is shorter than its fields still fails.
+    The fields are read by the CDR rules (each aligned to its size from the start of the payload,
+    after the 4-byte encapsulation header), and the message ends where its last field ends. The
+    length recorded may go past that end by padding only, and how much padding is computed from
+    the message, not guessed: up to the next multiple of 4 (the CDR rule, as Cyclone DDS and
+    rosbags write), or up to the length Fast DDS gives it (:func:`fast_dds_length`), which aligns
+    every primitive sequence's elements even when the sequence is empty and does not write the
+    bytes it so reserves (a JointState without efforts: 4 bytes more; a ParameterEvent: 8).
+
+    Raises:
+        SerdeError: not CDR, fields that cannot be read, or more bytes than the message and its
+            padding (the bytes are not a ``type_name``).
     """
+    store = typestore()
+    if len(raw) < 4 or bytes(raw[:2]) not in (b"\x00\x00", b"\x00\x01"):
+        raise SerdeError(f"{type_name}: not a CDR message (encapsulation {bytes(raw[:2]).hex() or 'empty'})")
+    msgdef = store.get_msgdef(type_name)
+    read = msgdef.deserialize_cdr_le if raw[1] else msgdef.deserialize_cdr_be
     try:
-        return typestore().deserialize_cdr(raw, type_name)
-    except SerdeError as err:
-        if "size mismatch" not in str(err) or len(raw) < _FAST_DDS_PAD + 4:
-            raise
-        try:
-            return typestore().deserialize_cdr(raw[: len(raw) - _FAST_DDS_PAD], type_name)
-        except SerdeError:
-            raise err from None
+        message, end = read(raw[4:], 0, msgdef.cls, store)
+    except (SerdeError, struct.error, UnicodeDecodeError, ValueError, IndexError) as exc:
+        raise SerdeError(f"{type_name}: its fields cannot be read from {len(raw)} bytes ({exc})") from exc
+    longest = 4 + max(_align(end, 4), _align(fast_dds_length(message, type_name), 4))
+    if len(raw) > longest:
+        raise SerdeError(
+            f"{type_name}: {len(raw)} bytes, where the message and its padding take at most {longest} "
+            f"(CDR message size mismatch): the bytes are not a {type_name}"
+        )
+    return message
 
 
-#: Bytes Fast DDS pads after an empty float64 sequence's count (to the next multiple of 8).
-_FAST_DDS_PAD = 4
+def _align(position: int, size: int) -> int:
+    return position + (-position) % size
+
+
+#: Bytes of each CDR primitive type.
+_PRIMITIVE_SIZES = {
+    **dict.fromkeys(("bool", "byte", "char", "int8", "uint8", "octet"), 1),
+    **dict.fromkeys(("int16", "uint16"), 2),
+    **dict.fromkeys(("int32", "uint32", "float32"), 4),
+    **dict.fromkeys(("int64", "uint64", "float64"), 8),
+}
+
+
+def fast_dds_length(msg: Any, type_name: str, position: int = 0) -> int:
+    """Where Fast DDS's serialised size of ``msg`` ends, from ``position`` in the payload.
+
+    rosidl_typesupport_fastrtps sizes a primitive sequence or array as its elements plus the
+    alignment to the element's size, counted even for an empty sequence; strings and nested
+    messages as CDR writes them.
+    """
+    for name, (kind, spec) in typestore().fielddefs[type_name][1]:
+        value = getattr(msg, name)
+        if kind == Nodetype.BASE:
+            position = _primitive_end(spec[0], value, position)
+        elif kind == Nodetype.NAME:
+            position = fast_dds_length(value, spec, position)
+        else:
+            (sub_kind, sub_spec), _ = spec
+            if kind == Nodetype.SEQUENCE:
+                position = _align(position, 4) + 4  # the element count
+            if sub_kind == Nodetype.BASE and sub_spec[0] in _PRIMITIVE_SIZES:
+                size = _PRIMITIVE_SIZES[sub_spec[0]]
+                position = _align(position, size) + size * len(value)
+            elif sub_kind == Nodetype.BASE:
+                for item in value:
+                    position = _primitive_end(sub_spec[0], item, position)
+            else:
+                for item in value:
+                    position = fast_dds_length(item, sub_spec, position)
+    return position
+
+
+def _primitive_end(type_name: str, value: Any, position: int) -> int:
+    if type_name in _STRING_TYPES:
+        text = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+        width = 4 if type_name == "wstring" else 1
+        return _align(position, 4) + 4 + (len(text) + 1) * width
+    size = _PRIMITIVE_SIZES[type_name]
+    return _align(position, size) + size
 
 
 @cache

@@ -31,6 +31,7 @@ is False. Image sizes and joint names are taken from each stream's first message
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -41,11 +42,13 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 
 from galley_runtime.conversions import image_from_msg, odom_row
-from galley_runtime.embedded.rosbags_messages import deserialize
 from galley_runtime.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
+from galley_runtime.recording.decoding import MessageDecoder
 from galley_runtime.recording.staging import interrupted_bags, interrupted_error, is_staging, staged_splits
 
 __all__ = ["DEFAULT_CAMERAS", "DatasetStreams", "iter_episodes", "iter_samples", "load_episode"]
+
+_log = logging.getLogger(__name__)
 
 #: Image streams by sample name (``image/base``, ``depth/base``, ``image/wrist``).
 DEFAULT_CAMERAS: Mapping[str, str] = {
@@ -146,6 +149,8 @@ def iter_samples(
 ) -> Iterator[dict[str, Any]]:
     """Samples of one bag at ``rate_hz`` (see the module docstring for their format).
 
+    A message that cannot be read is skipped (its stream holds its previous value) and logged.
+
     Raises:
         ValueError: ``rate_hz`` not > 0.
         FileNotFoundError: no bag at ``bag``.
@@ -160,14 +165,19 @@ def iter_samples(
             return
         connections = [c for c in reader.connections if c.topic in hold.topics]
         tick, last = reader.start_time, reader.end_time - 1
+        decoder = MessageDecoder()
         for connection, stamp, raw in reader.messages(connections):
             while tick < stamp:
                 yield hold.sample(tick / 1e9, shapes)
                 tick += period_ns
-            hold.update(connection.topic, deserialize(raw, connection.msgtype))
+            msg = decoder.decode(connection.topic, raw, connection.msgtype)
+            if msg is not None:
+                hold.update(connection.topic, msg)
         while tick <= last:
             yield hold.sample(tick / 1e9, shapes)
             tick += period_ns
+        for line in decoder.summary():
+            _log.warning("%s: %s", bag, line)
 
 
 def load_episode(

@@ -27,8 +27,8 @@ from rosbags.interfaces import QosDurability
 from rosbags.rosbag2 import Reader
 
 from galley_runtime.embedded import EmbeddedHost
-from galley_runtime.embedded.rosbags_messages import deserialize
 from galley_runtime.qos import QoS
+from galley_runtime.recording.decoding import MessageDecoder
 
 __all__ = ["BagPlayer", "skip_monitor_output"]
 
@@ -74,6 +74,7 @@ class BagPlayer:
         self.start_ns = self._reader.start_time if self._reader.message_count else 0
         self.end_ns = max(self.start_ns, self._reader.end_time - 1)
         self.counts: dict[str, int] = {}
+        self.decoder = MessageDecoder()  # its .unreadable: the messages skipped
 
     @property
     def duration_s(self) -> float:
@@ -101,7 +102,8 @@ class BagPlayer:
             progress: called with the fraction played, about every simulated second.
 
         Returns:
-            Messages published per topic.
+            Messages published per topic. A message that cannot be read is skipped and kept in
+            ``self.decoder.unreadable``.
         """
         self.start(host)
         participant = host.participant("bag_player")
@@ -112,8 +114,8 @@ class BagPlayer:
             publishers[c.id] = participant.create_publisher(c.topic, c.msgtype, qos)
         wall0, next_report = time.perf_counter(), self.start_ns
         for connection, stamp, raw in self._reader.messages(self.connections):
-            msg = deserialize(raw, connection.msgtype)
-            if skip is not None and skip(connection.topic, msg):
+            msg = self.decoder.decode(connection.topic, raw, connection.msgtype)
+            if msg is None or (skip is not None and skip(connection.topic, msg)):
                 continue
             self._run_until(host, stamp)
             if rate is not None:
