@@ -19,6 +19,7 @@ from rosbags.rosbag2 import Reader
 
 from galley_nodes.nodes.recorder import DiskSpaceError, RecorderConfig, RecorderNode
 from galley_nodes.registry import NODES, load_node_class
+from galley_runtime import messages
 from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.embedded.rosbags_messages import deserialize
 from galley_runtime.recording.metadata_file import read_custom_data
@@ -139,3 +140,46 @@ def test_every_topic_a_galley_node_latches_is_recorded_latched():
         if p.qos.durability == "transient_local"
     }
     assert latched <= set(RecorderConfig().latched_topics), latched - set(RecorderConfig().latched_topics)
+
+
+def test_a_launch_session_records_one_bag_per_instruction_and_marks_the_failed(tmp_path):
+    """per_instruction: three instructions, the second aborted, give three finished, readable bags."""
+    from galley_runtime.qos import QoS
+
+    host = EmbeddedHost()
+    recorder = host.add_node(
+        RecorderNode,
+        parameters={"output_dir": str(tmp_path), "bag_name": "session", "per_instruction": True},
+    )
+    talk = host.participant("user")
+    static = talk.create_publisher("/tf_static", "tf2_msgs/msg/TFMessage", QoS.latched())
+    instruction = talk.create_publisher("/task/instruction", "std_msgs/msg/String", QoS(depth=10))
+    plan = talk.create_publisher("/task/plan", "galley_msgs/msg/TaskPlan", QoS.latched())
+    events = talk.create_publisher("/episode/events", "galley_msgs/msg/EpisodeEvent", QoS(depth=10))
+    static.publish(messages.new("tf2_msgs/msg/TFMessage", transforms=[{"child_frame_id": "odom"}]))
+    host.run_for(0.5)
+    for i, outcome in enumerate(("done", "abort", "done")):
+        text = f"instruction {i}"
+        instruction.publish(messages.new("std_msgs/msg/String", data=text))
+        host.run_for(0.3)
+        plan.publish(messages.new("galley_msgs/msg/TaskPlan", instruction=text, steps=["pick the bowl"]))
+        host.run_for(0.3)
+        for kind in (0, 1 if outcome == "done" else 3, 4):  # started, succeeded or ABORT, done
+            events.publish(
+                messages.new("galley_msgs/msg/EpisodeEvent", kind=kind, step_index=0, step="pick the bowl")
+            )
+            host.run_for(0.2)
+        host.run_for(1.0)  # after an ABORT nothing is recorded until the next instruction
+    host.shutdown()
+    assert [p.name for p in recorder.bags] == ["session_1", "session_2_failed", "session_3"]
+    for i, path in enumerate(recorder.bags):
+        bag = read_bag(path)
+        assert len(bag["/tf_static"]) == 1  # each bag read on its own
+        assert len(bag["/task/instruction"]) == 1 and len(bag["/task/plan"]) == 1
+        info = json.loads((path / "episode.json").read_text())
+        assert info["instruction"] == f"instruction {i}" and info["recording"]["complete"]
+        assert info["success"] == (i != 1)
+    assert (
+        "aborted by the monitor"
+        in json.loads((recorder.bags[1] / "episode.json").read_text())["recording"]["stop_reason"]
+    )

@@ -233,6 +233,8 @@ PARAMS: tuple[Param, ...] = (
     Param("sim", "use_sim_time", False, host="ros2"),
     Param("sim", "publish_clock", True, host="ros2"),
     Param("sim", "real_time_factor", Input("real_time_factor"), host="ros2"),
+    # a launch session takes many instructions: one bag each, the failed ones kept and marked
+    Param("recorder", "per_instruction", True, host="ros2"),
     # Nothing publishes the camera topics without cameras: the monitor does not watch their rates.
     # Embedded only, where the params files are resolved before start; under ROS 2 give
     # cameras:=false a params_file whose monitor.rate_topics leaves them out.

@@ -19,8 +19,15 @@ file it was writing unfinished; ``galley bag repair`` recovers that one up to it
 the task executor replans after it (``max_replans``, the executor's): then it goes on to the end.
 The recorder refuses to start when less than ``min_free_disk_mb`` is free where it would write.
 
-Record one episode per recorder (one bag, one HDF5 file); add the recorder to an embedded host
-first so that it shuts down last and sees every other node's last messages.
+One recorder records one episode (one bag, one HDF5 file), or, with ``per_instruction`` (what
+``ros2 launch ... record:=true`` sets), a launch session as one bag per instruction:
+``<output_dir>/<bag_name>_<n>/``, the first from the start to the second instruction, each next one
+from its instruction (on /task/instruction, or a new /task/plan once the previous task is done) to
+the next. Each such bag starts with the last message of every latched topic (the map, the static
+transforms, the scene's preflight...), so it is read on its own; an ABORT with ``stop_on_abort``
+ends the instruction's bag, not the session; a bag whose task did not succeed is renamed
+``<bag_name>_<n>_failed`` when it is finished. Add the recorder to an embedded host first so that it
+shuts down last and sees every other node's last messages.
 """
 
 from __future__ import annotations
@@ -60,6 +67,18 @@ _LATCHED = (
     "/task/plan",
     "/task_planner/status",
     "/failure_injector/injected",
+)
+
+#: Latched topics of the world rather than of a task: per_instruction writes their last message at
+#: the start of each instruction's bag, so that it is read on its own (a task's latched plan, status
+#: or result would be the previous task's there).
+_CARRIED = (
+    "/tf_static",
+    "/map",
+    "/sim/preflight",
+    "/camera/top_down/image_raw",
+    "/planner/inflated_map",
+    "/markers",
 )
 
 
@@ -115,6 +134,9 @@ class RecorderConfig(Config):
         ge=0,
     )
     queue_depth: int = param(1000, "subscription queue length per topic", ge=1)
+    per_instruction: bool = param(
+        False, "one bag per instruction, <bag_name>_<n>, for a session of many (ros2 launch record:=true)"
+    )
 
 
 class RecorderNode(Node):
@@ -125,11 +147,24 @@ class RecorderNode(Node):
     def __init__(self, host: Any, config: RecorderConfig) -> None:
         super().__init__(host, config)
         c = config
-        output = Path(c.output_dir)
-        output.mkdir(parents=True, exist_ok=True)
-        self._check_disk(output)
-        name = c.bag_name or datetime.now(timezone.utc).strftime("episode_%Y%m%d-%H%M%S")
-        self.bag_path = output / name
+        self.output = Path(c.output_dir)
+        self.output.mkdir(parents=True, exist_ok=True)
+        self._check_disk(self.output)
+        self.name = c.bag_name or datetime.now(timezone.utc).strftime("episode_%Y%m%d-%H%M%S")
+        self.types: dict[str, str] = {}
+        self.busy_s = 0.0  # wall time spent writing, for bench/recorder.py
+        self.bags: list[Path] = []  # every bag finished, in order (per_instruction: one per instruction)
+        self._latched: dict[str, Any] = {}  # the last message of each latched topic, for the next bag
+        self.closed = False  # no bag open: the session's end, or (per_instruction) between two bags
+        self._ended = False  # the session's end
+        self._open()
+        self.on_discover()
+
+    def _open(self) -> None:
+        """Start a bag: the session's, or (per_instruction) the next instruction's."""
+        c = self.config
+        name = f"{self.name}_{len(self.bags) + 1}" if c.per_instruction else self.name
+        self.bag_path = self.output / name
         self.writer = open_bag_writer(
             self.bag_path, storage=c.storage, split_period_s=c.split_period_s, implementation=c.writer
         )
@@ -141,11 +176,12 @@ class RecorderNode(Node):
         self._serialize = serialize
         self.info = EpisodeInfo(storage=c.storage, bag=name, started_ns=self.now_ns(), complete=False)
         self.counts: dict[str, int] = {}
-        self.types: dict[str, str] = {}
-        self.busy_s = 0.0  # wall time spent writing, for bench/recorder.py
-        self.closed = False
         self._splits = 0
-        self.on_discover()
+        self.closed = False
+        for topic, type_name in self.types.items():
+            self._add_topic(topic, type_name)
+        for topic, msg in self._latched.items():  # the new bag is read on its own
+            self._write(topic, self.types[topic], msg)
         writer = type(self.writer).__name__
         self.log.info(f"recording to {self.bag_path} ({c.storage} by {writer}{', HDF5' if c.hdf5 else ''})")
 
@@ -162,34 +198,60 @@ class RecorderNode(Node):
                 continue
             qos = QoS.latched(depth=c.queue_depth) if topic in c.latched_topics else QoS(depth=c.queue_depth)
             self.types[topic] = types[0]
-            self.counts[topic] = 0
-            self.writer.add_topic(
-                topic,
-                types[0],
-                QoS.latched() if topic in c.latched_topics else QoS(),
-                type_hash=self.host.topic_type_hash(topic, types[0]),
-            )
+            self._add_topic(topic, types[0])
             self.host.create_subscription(topic, types[0], self._recorder_for(topic, types[0]), qos)
         self._refresh_metadata()
 
+    def _add_topic(self, topic: str, type_name: str) -> None:
+        self.counts[topic] = 0
+        latched = topic in self.config.latched_topics
+        self.writer.add_topic(
+            topic,
+            type_name,
+            QoS.latched() if latched else QoS(),
+            type_hash=self.host.topic_type_hash(topic, type_name),
+        )
+
     def _recorder_for(self, topic: str, type_name: str) -> Any:
+        carried = topic in self.config.latched_topics and topic in _CARRIED
+
         def record(msg: Any) -> None:
+            if carried:
+                self._latched[topic] = msg
+            if self.config.per_instruction and self._starts_a_task(topic):
+                if not self.closed:
+                    self._finish_bag("the next instruction")
+                if not self._ended:
+                    self._open()
             if self.closed:
                 return
-            start = time.perf_counter()
-            now, data = self.now_ns(), self._serialize(msg)
-            self.writer.write(topic, data, now)
-            if self.hdf5 is not None:
-                self.hdf5.write(topic, type_name, now, data, msg)
-            self.counts[topic] += 1
-            self.busy_s += time.perf_counter() - start
-            self.info.note(topic, msg)
+            self._write(topic, type_name, msg)
             final = len(self.info.replans) >= self.config.max_replans or self.info.done
             if self.config.stop_on_abort and self.info.aborted and final:
                 abort = self.info.abort or {}
-                self.finish(f"aborted by the monitor ({abort.get('rule')}): {abort.get('reason')}")
+                reason = f"aborted by the monitor ({abort.get('rule')}): {abort.get('reason')}"
+                if self.config.per_instruction:
+                    self._finish_bag(reason)  # the next instruction opens the next bag
+                else:
+                    self.finish(reason)
 
         return record
+
+    def _write(self, topic: str, type_name: str, msg: Any) -> None:
+        start = time.perf_counter()
+        now, data = self.now_ns(), self._serialize(msg)
+        self.writer.write(topic, data, now)
+        if self.hdf5 is not None:
+            self.hdf5.write(topic, type_name, now, data, msg)
+        self.counts[topic] += 1
+        self.busy_s += time.perf_counter() - start
+        self.info.note(topic, msg)
+
+    def _starts_a_task(self, topic: str) -> bool:
+        """per_instruction: whether a message on ``topic`` begins the next instruction's bag."""
+        if topic == "/task/instruction":
+            return self.closed or bool(self.info.instruction or self.info.plan or self.counts.get(topic))
+        return topic == "/task/plan" and (self.closed or self.info.done)
 
     # -- metadata ------------------------------------------------------------------------------
 
@@ -224,6 +286,10 @@ class RecorderNode(Node):
 
     def finish(self, reason: str) -> None:
         """End the recording: close the bag and the HDF5 file, write the final metadata."""
+        self._ended = True
+        self._finish_bag(reason)
+
+    def _finish_bag(self, reason: str) -> None:
         if self.closed:
             return
         self.closed = True
@@ -236,6 +302,10 @@ class RecorderNode(Node):
             self.hdf5.close()
         self._write_sidecar()
         total = sum(self.counts.values())
+        if self.config.per_instruction and not self.info.success:
+            failed = self.bag_path.with_name(self.bag_path.name + "_failed")
+            self.bag_path = self.bag_path.rename(failed)  # kept, and marked for a person reading the folder
+        self.bags.append(self.bag_path)
         self.log.info(
             f"recording ended ({reason}): {total} messages on {len(self.counts)} topics in {self.bag_path}"
         )
