@@ -6,7 +6,7 @@ For every pick step of each bag (oracle or policy, recorded with ``task_executor
 goal_pose`` so that the move's goal is on /goal_pose): the object's point in ``base_link`` at the
 pick's first frame and, at the move's last frame before it, the base's distance from the move's
 goal and its heading error. The collected oracle picks all start with the object 0.58 to 0.83 m
-ahead and within 0.115 m of the base's axis (src/galley_learning/README.md).
+ahead and within 0.115 m of the base's axis (docs/history.md).
 """
 
 from __future__ import annotations

@@ -15,15 +15,16 @@ if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv with $("$PYTHON" --version)"
     "$PYTHON" -m venv .venv
 fi
-echo "setup: installing pinned dependencies (requirements-dev.txt)"
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+echo "setup: installing pinned dependencies (requirements-dev.txt, requirements-docs.txt)"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -r requirements-docs.txt
 
 # llama-cpp-python compiles llama.cpp. By default ggml builds for the CPU it is built on
 # (-march=native), and a build made on one x86-64 machine can crash with SIGSEGV/SIGILL on the next
 # (seen: AVX-512 and AMX code paths on an Intel Xeon). So it is built for x86-64 with AVX2 and FMA,
 # which every machine of ours has, and nothing newer. GALLEY_LLAMA_CMAKE_ARGS replaces the flags
-# (README: "A native llama.cpp build"); the flags a build used are kept beside it, and a change of
-# flags rebuilds it, bypassing pip's wheel cache, which does not know about CMAKE_ARGS.
+# (docs/tutorials/first-run.md: "A native llama.cpp build"); the flags a build used are kept beside
+# it, and a change of flags rebuilds it, bypassing pip's wheel cache, which does not know about
+# CMAKE_ARGS.
 PORTABLE_LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND_DL=OFF \
 -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=OFF \
 -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF \

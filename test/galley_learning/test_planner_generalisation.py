@@ -27,7 +27,7 @@ from galley_learning.planners.evaluate import (
 # accuracy 0.975, out-of-scope refused 1.000 (84 of 84), in-scope refused 3 of this test's 400
 # (0.0094 of phrasing alone: 3 of 320). Second round: 0.8955, 0.878, 1.000, 23 of 400; first
 # round: 0.847, 0.819, 1.000, 0.075; the v1 planner 0.415, 0.297, 0.333, 0.2125. Issue 21 asks
-# for >= 0.97, >= 0.95, >= 0.95 and <= 0.02 (README, "The planner").
+# for >= 0.97, >= 0.95, >= 0.95 and <= 0.02 (docs/results.md, "The task planner").
 MIN_PHRASING_EM = 0.97
 MIN_PHRASING_ACCURACY = 0.965
 MIN_OUT_OF_SCOPE_REFUSAL = 0.97

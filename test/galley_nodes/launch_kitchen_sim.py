@@ -1,8 +1,8 @@
 """launch_testing: kitchen_sim.launch.py under a full ROS 2, headless, recording (issue 20).
 
 Needs a sourced ROS 2 Humble or Jazzy with launch_testing_ros and tf2_ros (a full install, or PyPI's
-Jazzy wheels with the source overlay of README's "Checking it without a ROS 2 install"), and this
-workspace built (``colcon build && source install/setup.bash``). Run it with::
+Jazzy wheels with the source overlay of docs/tutorials/ros2.md, "Checking it without a ROS 2
+install"), and this workspace built (``colcon build && source install/setup.bash``). Run it with::
 
     launch_test test/galley_nodes/launch_kitchen_sim.py
 

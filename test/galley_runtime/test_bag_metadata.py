@@ -35,7 +35,7 @@ MSG = RosbagsMessages()
 STRING = "std_msgs/msg/String"
 NO_ROSBAG2 = (
     "rosbag2_py is not importable: rosbag2 is C++ and not among PyPI's wheels (build it from source "
-    "as README's 'Checking it without a ROS 2 install' says, or source a ROS 2 install)"
+    "as docs/tutorials/ros2.md's 'Checking it without a ROS 2 install' says, or source a ROS 2 install)"
 )
 _POLICIES = {
     "history": {"keep_last", "keep_all", "system_default", "unknown"},

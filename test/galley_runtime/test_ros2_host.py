@@ -4,7 +4,7 @@ Skipped where rclpy is not importable. Two ways to run them: a sourced ROS 2 Hum
 install with this workspace built (everything runs), or PyPI's ROS 2 Jazzy wheels
 (requirements-dev.txt's last section: rclpy with Fast DDS and the standard message packages, no
 tf2_ros, no launch, no rosbag2_py, no galley_msgs classes), where the tests needing those skip with
-the reason. README's "Running under ROS 2" says which tests run where.
+the reason. docs/tutorials/ros2.md ("Which tests run where") says which tests run where.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 ``galley run``, ``galley demo`` (and ``galley eval`` / ``galley collect``, through ``run``) give some
 nodes values of their own: the scene's map to map_server, ``--seed`` to the simulator, the run's
-``--out`` to the recorder. The rule, stated in README.md and in each command's ``--help``:
+``--out`` to the recorder. The rule, stated in docs/guides/bags-and-params.md and in each
+command's ``--help``:
 
 * a value the user gives explicitly in a ``--params`` file wins over one the command would only
   derive (the scene's map, the controller reading TF, the cameras being off), and the command

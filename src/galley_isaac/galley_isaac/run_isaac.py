@@ -1,6 +1,7 @@
 """Run galley's kitchen in Isaac Sim: load the scene, build the ROS 2 bridge graphs, play.
 
-Run it with Isaac Sim's Python (galley_core and galley_isaac installed into it, see README)::
+Run it with Isaac Sim's Python (galley_core and galley_isaac installed into it, see
+docs/guides/isaac-sim.md)::
 
     ./python.sh -m galley_isaac.run_isaac --config /path/to/galley/config/isaac/kitchen.yaml
 

@@ -30,8 +30,8 @@ NATIVE_LIBRARIES: dict[str, tuple[str, str]] = {
     "llama_cpp": (
         "llama-cpp-python (llama.cpp)",
         "rebuild it for this machine: rm .venv/galley-llama-cpp-build.txt && scripts/setup.sh "
-        "(a portable build; README: 'A native llama.cpp build'), or use the openai backend with a "
-        "llama.cpp server",
+        "(a portable build; docs/tutorials/first-run.md: 'A native llama.cpp build'), or use the "
+        "openai backend with a llama.cpp server",
     ),
     "transformers": (
         "torch / transformers",
