@@ -74,7 +74,7 @@ def test_the_full_bring_up_starts_every_node_of_the_stack():
 def test_the_parameter_file_configures_every_node_it_names():
     entries = load_params_files([REPO / "config" / "galley.yaml"])
     named = {e.pattern.strip("/") for e in entries if not e.wildcard}
-    assert named >= {"sim", "map_server", "global_planner", "diff_drive_controller", "task_executor"}
+    assert named >= {"map_server", "diff_drive_controller", "arm_controller", "monitor"}
     for name in sorted(named):
         node = load_node_class(name)
         declared = [f.name for f in dataclasses.fields(node.Config)]
