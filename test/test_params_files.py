@@ -30,8 +30,8 @@ def _commented_lines(path: Path) -> dict[tuple[str, str], bool]:
         if line and not line[0].isspace() and not stripped.startswith("#"):
             node = line.split(":", 1)[0].strip("/")
         match = _KEY.match(line)
-        if match and match.group(2) != "ros__parameters" and match.group(3) is not None:
-            out[node, match.group(2)] = "#" in match.group(3) or previous.startswith("#")
+        if match and match.group(2) != "ros__parameters":
+            out[node, match.group(2)] = "#" in (match.group(3) or "") or previous.startswith("#")
         previous = stripped
     return out
 

@@ -118,5 +118,5 @@ def test_the_embedded_build_and_the_launch_file_agree_per_mode(monkeypatch, tmp_
     # What only one host sets is in the stack as such.
     for node, params in embedded.items():
         for name in params:
-            entry = next(p for p in stack.PARAMS if (p.node, p.name) in ((node, name), (node, "rate_topics")))
+            entry = next(p for p in stack.PARAMS if (p.node, p.name) == (node, name))
             assert entry in shared or entry.host == "embedded" or entry.value.name not in launch_inputs

@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from galley_core.config import config_from_values
+from galley_core.monitoring import parse_rate_rules
 from galley_nodes.registry import load_node_class
 from galley_runtime.params_file import ParamsEntry, load_params_files, parameters_for
 
-__all__ = ["PRECEDENCE_HELP", "Resolved", "Setting", "monitor_rates", "resolve_settings", "shown_path"]
+__all__ = ["PRECEDENCE_HELP", "Resolved", "Setting", "monitor_rate_rules", "resolve_settings", "shown_path"]
 
 #: One sentence for the --help of the commands that layer --params under their own settings.
 PRECEDENCE_HELP = (
@@ -125,14 +126,15 @@ def resolve_settings(settings: Iterable[Setting], user_files: Sequence[Path]) ->
     return out
 
 
-def monitor_rates(files: Sequence[Path], keep: Callable[[str], bool]) -> tuple[list[str], list[float]]:
-    """The monitor's ``rate_topics`` and ``rate_min_hz`` from ``files``, only the topics ``keep`` accepts."""
+def monitor_rate_rules(files: Sequence[Path], keep: Callable[[str], bool]) -> list[str]:
+    """The monitor's ``rate_rules`` entries from ``files``, only those of the topics ``keep`` accepts."""
     monitor = load_node_class("monitor")
     declared = [f.name for f in dataclasses.fields(monitor.Config)]
     values = {k: v for k, (v, _) in parameters_for(load_params_files(files), "/monitor", declared).items()}
     config = config_from_values(monitor.Config, {k: v for k, v in values.items() if k in declared})
-    pairs = [(t, r) for t, r in zip(config.rate_topics, config.rate_min_hz, strict=True) if keep(t)]
-    return [t for t, _ in pairs], [float(r) for _, r in pairs]
+    return [
+        f"{topic} {min_hz:g}" for topic, min_hz in parse_rate_rules(config.rate_rules).items() if keep(topic)
+    ]
 
 
 def shown_path(path: Path) -> str:

@@ -32,7 +32,6 @@ __all__ = [
     "Mode",
     "Nav2Node",
     "Param",
-    "RatesWithout",
     "Remap",
     "StackNode",
     "Unproduced",
@@ -87,7 +86,6 @@ def flags(mode: Mode) -> dict[str, bool]:
         "oracle": mode.driver == "oracle",
         "policy": mode.driver == "policy",
         "cameras": mode.cameras,
-        "cameras_off": not mode.cameras,
         "planner": mode.planner,
         "record": mode.record,
         "markers": mode.markers,
@@ -130,19 +128,12 @@ class Choice:
 
 
 @dataclass(frozen=True)
-class RatesWithout:
-    """The monitor's ``rate_topics`` / ``rate_min_hz`` in effect, less the topics under ``prefix``."""
-
-    prefix: str
-
-
-@dataclass(frozen=True)
 class Param:
     """A parameter a mode gives a node on top of the params files."""
 
     node: str  # registry name
     name: str  # the node's Config field
-    value: Any  # a constant, an Input, a Choice or a RatesWithout
+    value: Any  # a constant, an Input or a Choice
     when: str = ""  # a flag that must hold; empty: always
     host: Literal["", "ros2", "embedded"] = ""  # only under this host; empty: both
 
@@ -252,9 +243,7 @@ PARAMS: tuple[Param, ...] = (
     Param("sim", "publish_clock", True, host="ros2"),
     Param("sim", "real_time_factor", Input("real_time_factor"), host="ros2"),
     # Nothing publishes the camera topics without cameras: the monitor does not watch their rates.
-    # Embedded only, where the params files are resolved before start; under ROS 2 give
-    # cameras:=false a params_file whose monitor.rate_topics leaves them out.
-    Param("monitor", "rate_topics", RatesWithout("/camera/"), when="cameras_off", host="embedded"),
+    Param("monitor", "cameras_enabled", Input("cameras")),
 )
 
 
@@ -356,8 +345,7 @@ def parameters(
 ) -> list[tuple[Param, Any]]:
     """(parameter, value) of the running nodes in ``mode``, with the inputs ``given``.
 
-    A parameter whose input is not given is left out (the params files decide); a
-    :class:`RatesWithout` is returned as it is, for the host to resolve against the params files.
+    A parameter whose input is not given is left out (the params files decide).
     """
     running = set(nodes(mode))
     out = []
