@@ -49,8 +49,11 @@ def stack_settings(mode: stack.Mode, given: Mapping[str, Given], params: Sequenc
     chosen = stack.parameters(mode, inputs, host="embedded")
 
     def setting(p: stack.Param, value: Any) -> Setting:
-        reason = given[p.value.name if isinstance(p.value, stack.Input) else f"{p.node}.{p.name}"]
-        return Setting(p.node, p.name, value, reason.why, owned=reason.owned)
+        if isinstance(p.value, stack.Input):
+            reason, layer = given[p.value.name], "command"
+        else:  # a constant or a choice of the mode
+            reason, layer = given[f"{p.node}.{p.name}"], "stack"
+        return Setting(p.node, p.name, value, reason.why, owned=reason.owned, layer=layer)
 
     resolved = resolve_settings([setting(p, v) for p, v in chosen if (p.node, p.name) != _FOLLOWS], params)
     cameras = resolved.values.get(("sim", "cameras_enabled"))
