@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 ARGUMENTS = (
     ("use_sim_time", "true", "use Isaac Sim's /clock (keep true)"),
-    ("params_file", str(REPO / "config" / "galley.yaml"), "ROS 2 params YAML with every node's parameters"),
+    ("params_file", str(REPO / "config" / "galley.yaml"), "ROS 2 params YAML over the nodes' code defaults"),
     ("namespace", "", "namespace of every node (the bridge's ros.namespace)"),
     ("scene", "kitchen", "scene name (config/scenes/<name>.yaml): zones and objects"),
     ("map", str(REPO / "maps" / "kitchen.yaml"), "nav2 map YAML"),

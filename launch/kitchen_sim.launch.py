@@ -7,7 +7,8 @@
 The sim node owns time: it runs on the wall clock at ``real_time_factor`` and publishes /clock;
 every other node uses simulated time. The nodes and what the launch arguments set are the stack's
 (galley_nodes/stack.py, the description ``galley run`` builds from too); every other parameter comes
-from ``params_file`` (config/galley.yaml, the same file the embedded host reads).
+from ``params_file`` (config/galley.yaml, the same file the embedded host reads) or is the node's
+code default (``galley nodes --effective NODE`` shows which).
 The task planner turns an instruction on /task/instruction into a plan on /task/plan, which the
 task executor runs; rviz2's "2D Goal Pose" drives the base directly. With ``policy:=RUN`` (a
 ``galley train`` run folder) the diffusion_policy node drives base and arm instead of the global
@@ -32,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 ARGUMENTS = (
     ("use_sim_time", "true", "every node but the simulator runs on /clock (true) or the wall clock"),
-    ("params_file", str(REPO / "config" / "galley.yaml"), "ROS 2 params YAML with every node's parameters"),
+    ("params_file", str(REPO / "config" / "galley.yaml"), "ROS 2 params YAML over the nodes' code defaults"),
     ("namespace", "", "namespace of every node"),
     ("scene", "kitchen", "scene name (config/scenes/<name>.yaml)"),
     ("seed", "0", "episode seed: robot start, object placement, colours"),
