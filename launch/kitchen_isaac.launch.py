@@ -16,8 +16,7 @@ here uses /clock (use_sim_time: true).
 from pathlib import Path
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
-from launch.conditions import IfCondition
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
@@ -28,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 ARGUMENTS = (
     ("use_sim_time", "true", "use Isaac Sim's /clock (keep true)"),
-    ("params_file", str(REPO / "config" / "galley.yaml"), "ROS 2 params YAML with every node's parameters"),
+    ("params_file", str(REPO / "config" / "galley.yaml"), "ROS 2 params YAML over the nodes' code defaults"),
     ("namespace", "", "namespace of every node (the bridge's ros.namespace)"),
     ("scene", "kitchen", "scene name (config/scenes/<name>.yaml): zones and objects"),
     ("map", str(REPO / "maps" / "kitchen.yaml"), "nav2 map YAML"),
@@ -36,41 +35,40 @@ ARGUMENTS = (
     ("record", "false", "record every topic to a rosbag2 (mcap) under runs/bags"),
 )
 
-#: The mode's flags this file settles: Isaac Sim stands in for the MuJoCo simulator, the oracle
+#: What this file settles of the mode: Isaac Sim stands in for the MuJoCo simulator, the oracle
 #: nodes drive, scene markers and the task planner run, nothing injects failures nor perturbs the
-#: oracle; only ``record`` is left to its argument.
-FIXED = {
-    "mujoco": False,
-    "oracle": True,
-    "policy": False,
-    "markers": True,
-    "planner": True,
-    "inject": False,
-    "perturb": False,
-}
+#: oracle; only ``record`` is left to its argument (stack.launch_mode).
+BASE = stack.Mode(simulator="isaac", driver="oracle", markers=True, planner=True, inject=False, perturb=False)
 
 
-def generate_launch_description() -> LaunchDescription:
+def stack_nodes(context: object) -> list[Node]:
+    """The stack's nodes of the mode the launch arguments choose, with its parameters."""
     arg = LaunchConfiguration
-    namespace, params_file, use_sim_time = arg("namespace"), arg("params_file"), arg("use_sim_time")
-    given = {name: arg(name) for name, _, _ in ARGUMENTS}
-    nodes = [
+    declared = {name for name, _, _ in ARGUMENTS}
+    choices = {name: arg(name).perform(context) for name in stack.LAUNCH_CHOICES if name in declared}
+    mode = stack.launch_mode(BASE, choices)
+    # the arguments themselves, not their text: launch_ros reads each value as YAML
+    parameters = stack.parameters(mode, {name: arg(name) for name in declared}, host="ros2")
+    return [
         Node(
             package="galley_nodes",
             executable=name,
             name=name,
-            namespace=namespace,
+            namespace=arg("namespace"),
             parameters=[
-                params_file,
-                {"use_sim_time": use_sim_time, **stack.launch_parameters(name, given, FIXED)},
+                arg("params_file"),
+                {"use_sim_time": arg("use_sim_time"), **{p.name: v for p, v in parameters if p.node == name}},
             ],
+            remappings=list(stack.remappings(mode, name).items()),
             output="screen",
-            condition=IfCondition(arg("record")) if flag == "record" else None,
         )
-        for name, flag in stack.open_nodes("kitchen", FIXED)
+        for name in stack.nodes(mode)
     ]
+
+
+def generate_launch_description() -> LaunchDescription:
     arguments = [
         DeclareLaunchArgument(name, default_value=default, description=text)
         for name, default, text in ARGUMENTS
     ]
-    return LaunchDescription([*arguments, *nodes])
+    return LaunchDescription([*arguments, OpaqueFunction(function=stack_nodes)])

@@ -9,12 +9,12 @@ package_name = "galley_nodes"
 
 
 def node_names() -> list[str]:
-    """The node names of galley_nodes/registry.py's NODES, read without importing the package."""
-    tree = ast.parse(Path(__file__).with_name(package_name).joinpath("registry.py").read_text())
+    """The node names of galley_nodes/stack.py's NODES, read without importing the package."""
+    tree = ast.parse(Path(__file__).with_name(package_name).joinpath("stack.py").read_text())
     for stmt in tree.body:
         if isinstance(stmt, ast.AnnAssign) and getattr(stmt.target, "id", "") == "NODES":
-            return sorted(ast.literal_eval(stmt.value))
-    raise RuntimeError("galley_nodes/registry.py has no NODES table")
+            return sorted(ast.literal_eval(call.args[0]) for call in stmt.value.elts)
+    raise RuntimeError("galley_nodes/stack.py has no NODES table")
 
 
 setup(

@@ -17,6 +17,7 @@ exit status 2.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -30,6 +31,9 @@ import yaml
 
 from galley_cli.main import main
 from galley_core.tasks.suite import load_suite
+from galley_nodes.nodes.monitor import watched_rates
+from galley_nodes.registry import load_node_class
+from galley_runtime.params_file import config_for_node, load_params_files, parameters_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,7 +104,7 @@ def test_run_reports_which_params_file_values_it_kept_and_which_it_replaced(shor
 
 def test_params_precedence_for_cameras_rates_and_eval(tmp_path: Path) -> None:
     """Without --video a file's cameras win (and the monitor then watches them); with --video or a
-    policy the command's win; with cameras off, camera topics leave the monitor's rate_topics."""
+    policy the command's win; the monitor watches the camera topics' rates where the cameras are on."""
     from galley_cli.run import run_settings
 
     on = tmp_path / "on.yaml"
@@ -108,13 +112,12 @@ def test_params_precedence_for_cameras_rates_and_eval(tmp_path: Path) -> None:
     kept = run_settings("kitchen", 0, out_dir=None, cameras=False, params=[on])
     assert kept.values["sim", "cameras_enabled"] is True and "cameras_enabled" not in kept.parameters["sim"]
     assert kept.notes == [f"note: sim.cameras_enabled = True from {on} is used instead of --video being off"]
-    assert "rate_topics" not in kept.parameters["monitor"]  # cameras on: the configured rates stand
+    assert kept.parameters["monitor"]["cameras_enabled"] is True  # the monitor follows the cameras in effect
 
     off = tmp_path / "off.yaml"
     off.write_text(
         "sim:\n  ros__parameters:\n    cameras_enabled: false\n"
-        "monitor:\n  ros__parameters:\n    rate_topics: [/odom, /camera/base/image_raw]\n"
-        "    rate_min_hz: [40.0, 8.0]\n"
+        "monitor:\n  ros__parameters:\n    rate_rules: [/odom 40, /camera/base/image_raw 8]\n"
     )
     video = run_settings("kitchen", 3, out_dir=None, cameras=True, params=[off])
     assert video.parameters["sim"]["cameras_enabled"] is True
@@ -125,12 +128,14 @@ def test_params_precedence_for_cameras_rates_and_eval(tmp_path: Path) -> None:
     quiet = run_settings(
         "kitchen", 3, out_dir=None, cameras=False, params=[off], episode_from="the suite entry"
     )
-    assert quiet.parameters["monitor"]["rate_topics"] == ["/odom"]
-    assert quiet.parameters["monitor"]["rate_min_hz"] == [40.0]
-    assert quiet.notes[0].startswith(
-        f"note: monitor.rate_topics = ['/odom', '/camera/base/image_raw'] from {off} is replaced: the "
-        "command sets it from the cameras being off"
-    )
+    # the user's rate rules stand; the monitor leaves out the camera topics itself (both hosts)
+    assert quiet.parameters["monitor"] == {"scene": "kitchen", "cameras_enabled": False}
+    assert quiet.notes == []
+    monitor = load_node_class("monitor")
+    declared = [f.name for f in dataclasses.fields(monitor.Config)]
+    values = parameters_for(load_params_files([off]), "/monitor", declared)
+    values.update({k: (v, "the command") for k, v in quiet.parameters["monitor"].items()})
+    assert watched_rates(config_for_node(monitor.Config, "/monitor", values)) == {"/odom": 40.0}
     seed = tmp_path / "seed.yaml"
     seed.write_text("/**:\n  ros__parameters:\n    seed: 9\n")  # a wildcard names the value as well
     assert run_settings(

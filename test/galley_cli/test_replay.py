@@ -19,8 +19,7 @@ from galley_sim.sim_node import SimNode
 MONITOR_PARAMS = """
 monitor:
   ros__parameters:
-    rate_topics: [/odom, /scan]
-    rate_min_hz: [40.0, 8.0]
+    rate_rules: [/odom 40, /scan 8]
 """
 
 

@@ -14,7 +14,7 @@ from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig, 
 from galley_core.scene import Box
 
 ROBOT = "src/galley_sim/galley_sim/models/galley_mm/robot.xml"
-POSTURE = np.array([0.0, -0.6, 1.6, 0.0, 0.57, 0.0])  # config/galley.yaml's arm_controller posture
+POSTURE = np.array([0.0, -0.6, 1.6, 0.0, 0.57, 0.0])  # the arm_controller's default posture
 
 
 @pytest.fixture(scope="module")

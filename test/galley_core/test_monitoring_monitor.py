@@ -125,7 +125,7 @@ def test_the_combined_configuration_keeps_docs_units_and_cross_checks():
     fields = {f.name: f for f in describe_fields(MonitorConfig)}
     assert fields["move_goal_radius_m"].spec.unit == "m" and fields["move_goal_radius_m"].default == 0.1
     assert math.isclose(fields["pick_time_limit_s"].default, 120.0)
-    with pytest.raises(ConfigError, match="one rate per topic"):
-        config_from_values(MonitorConfig, {"rate_topics": ["/scan"]})
+    with pytest.raises(ConfigError, match="'TOPIC MIN_HZ' entries"):
+        config_from_values(MonitorConfig, {"rate_rules": ["/scan"]})
     with pytest.raises(ConfigError, match="move_goal_radius_m"):
         MonitorConfig(move_goal_radius_m=-1.0)

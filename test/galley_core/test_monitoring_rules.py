@@ -19,6 +19,7 @@ from galley_core.monitoring import (
     TimeLimitRule,
     TopicRateConfig,
     TopicRateRule,
+    parse_rate_rules,
 )
 from galley_core.tasks.grammar import parse_step
 
@@ -73,7 +74,7 @@ def test_end_of_step_checks_compare_distances_with_their_thresholds():
 
 
 def test_topic_rates_are_judged_after_one_window_and_a_silent_topic_fails():
-    rule = TopicRateRule(TopicRateConfig(rate_topics=("/scan", "/odom"), rate_min_hz=(8.0, 40.0)))
+    rule = TopicRateRule(TopicRateConfig(rate_rules=("/scan 8", "/odom 40")))
     rule.start(0)
     for i in range(1, 21):
         rule.on_message("/scan", i * S // 10)
@@ -85,7 +86,12 @@ def test_topic_rates_are_judged_after_one_window_and_a_silent_topic_fails():
 
 
 def test_rate_configuration_needs_one_threshold_per_absolute_topic():
-    with pytest.raises(ConfigError, match="one rate per topic"):
-        TopicRateConfig(rate_topics=("/scan",), rate_min_hz=())
-    with pytest.raises(ConfigError, match="absolute topic names"):
-        TopicRateConfig(rate_topics=("scan",), rate_min_hz=(1.0,))
+    assert parse_rate_rules(["/scan 8", "/odom   40.5"]) == {"/scan": 8.0, "/odom": 40.5}
+    for wrong in ("/scan", "scan 8", "/scan eight", "/scan -1", "/scan 8 Hz", "/scan nan", "/scan inf", ""):
+        with pytest.raises(
+            ConfigError, match=r"rate_rules .*'TOPIC MIN_HZ' entries such as '/odom 40'"
+        ) as err:
+            TopicRateConfig(rate_rules=("/odom 40", wrong))
+        assert repr(wrong) in str(err.value)
+    with pytest.raises(ConfigError, match=r"one entry per topic \(/scan twice\)"):
+        TopicRateConfig(rate_rules=("/scan 8", "/scan 9"))

@@ -9,8 +9,9 @@ install"), and this workspace built (``colcon build && source install/setup.bash
 ``test_ros2_host.py`` runs it so, and skips it with the reason where any of that is missing (pytest
 does not collect this file itself: its tests need the launch the launch_testing runner starts).
 
-It starts every node of kitchen_sim.launch.py with the shipped config/galley.yaml (``key_objects:
-[]`` and the recorder's empty lists included; only the recorder's output folder changes) and
+It starts every node of kitchen_sim.launch.py with the shipped config/galley.yaml (plus
+``key_objects: []`` and the recorder's empty lists, which rcl reads as unset parameters, and the
+recorder's output folder) and
 ``record:=true``, then checks that every node is alive, that an instruction is planned and
 executed to a successful /task/result while the monitor publishes /diagnostics, that a step which
 cannot succeed (placing a bowl the gripper does not hold) yields a failed /task/result with its
@@ -80,11 +81,13 @@ SEEN: dict[str, Any] = {}  # topics seen in the graph while running, for the pos
 
 
 def params_file() -> Path:
-    """config/galley.yaml with the recorder writing to this test's folder, everything else as shipped."""
+    """config/galley.yaml with the recorder writing to this test's folder, and empty lists (rcl: unset)."""
     params = yaml.safe_load((REPO / "config" / "galley.yaml").read_text())
-    params["recorder"]["ros__parameters"].update(output_dir=str(OUT), bag_name=BAG.name)
+    recorder = params.setdefault("recorder", {}).setdefault("ros__parameters", {})
+    recorder.update(output_dir=str(OUT), bag_name=BAG.name, topics=[], exclude_topics=[])
+    params.setdefault("monitor", {}).setdefault("ros__parameters", {}).update(key_objects=[])
     path = OUT / "galley.yaml"
-    path.write_text(yaml.safe_dump(params))  # keeps `key_objects: []`, which rcl reads as unset
+    path.write_text(yaml.safe_dump(params))
     return path
 
 

@@ -73,8 +73,7 @@ def test_a_throttled_topic_aborts_the_episode_naming_the_topic(kitchen, tmp_path
     host, executor = start(
         tmp_path,
         quiet_episode(kitchen),
-        rate_topics=["/odom", "/scan_relay"],
-        rate_min_hz=[40.0, 8.0],
+        rate_rules=["/odom 40", "/scan_relay 8"],
     )
     relay = host.participant("relay")
     out = relay.create_publisher("/scan_relay", "sensor_msgs/msg/LaserScan", QoS())

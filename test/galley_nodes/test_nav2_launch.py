@@ -84,8 +84,16 @@ def _expected(mode: stack.Mode, args: dict[str, str]) -> dict[str, dict[str, Any
     }
 
 
+@pytest.fixture
+def nav2_installed(monkeypatch, tmp_path):
+    """Nav2's packages in an ament index, for the launch file's check (nav2:=true)."""
+    pytest.importorskip("ament_index_python", reason="ament_index_python is not installed")
+    packages = [n.package for n in stack.NAV2_NODES]
+    monkeypatch.setenv("AMENT_PREFIX_PATH", _ament_index(tmp_path / "nav2", packages))
+
+
 @pytest.mark.parametrize("nav2", ["false", "true", "True", "1"])
-def test_kitchen_sim_starts_nav2s_servers_with_their_params_file_in_place_of_galleys(nav2):
+def test_kitchen_sim_starts_nav2s_servers_with_their_params_file_in_place_of_galleys(nav2, nav2_installed):
     description = fake_launch.load(LAUNCH)
     given = {"nav2": nav2, "record": "true"}
     args = fake_launch.arguments_with(description, given)
@@ -119,7 +127,7 @@ def test_the_nav2_check_says_what_to_install_and_what_to_leave_out(monkeypatch, 
     fake_launch.perform_opaque_functions(description, {"nav2": "false"})  # nav2 off: nothing looked up
     with pytest.raises(ValueError, match=r"nav2:=yes: true or false"):
         fake_launch.perform_opaque_functions(description, {"nav2": "yes"})
-    with pytest.raises(ValueError, match=r"policy:=RUN"):
+    with pytest.raises(ValueError, match=r"policy:=runs/p nav2:=true: .*a policy drives the base itself"):
         fake_launch.perform_opaque_functions(description, {"nav2": "true", "policy": "runs/p"})
 
     pytest.importorskip("ament_index_python", reason="ament_index_python is not installed")
@@ -138,11 +146,14 @@ def test_the_nav2_check_says_what_to_install_and_what_to_leave_out(monkeypatch, 
 
 
 def _under_launch(given: dict[str, str]) -> tuple[list[tuple[str, str]], Any]:
-    """(package, executable) of each node whose condition holds, and the context, under real launch."""
+    """(package, executable) of each node whose condition holds, and the context, under real launch.
+
+    The launch file's OpaqueFunction is executed as launch would, giving the stack's nodes.
+    """
     pytest.importorskip("launch.actions", reason="ROS 2's launch is not installed (PyPI's wheels have none)")
     pytest.importorskip("launch_ros.actions", reason="launch_ros is not installed")
     from launch import LaunchContext
-    from launch.actions import DeclareLaunchArgument
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
     from launch.launch_description_sources import get_launch_description_from_python_launch_file
     from launch.utilities import perform_substitutions
     from launch_ros.actions import Node
@@ -153,16 +164,22 @@ def _under_launch(given: dict[str, str]) -> tuple[list[tuple[str, str]], Any]:
         if isinstance(entity, DeclareLaunchArgument):
             default = perform_substitutions(context, entity.default_value)
             context.launch_configurations[entity.name] = given.get(entity.name, default)
+    entities = []
+    for entity in description.entities:
+        if isinstance(entity, OpaqueFunction):
+            entities += entity.execute(context) or []
+        else:
+            entities.append(entity)
     running = [
         (e.node_package, e.node_executable)
-        for e in description.entities
+        for e in entities
         if isinstance(e, Node) and (e.condition is None or e.condition.evaluate(context))
     ]
     return running, (description, context)
 
 
 @pytest.mark.parametrize("given", [{}, {"nav2": "true"}, {"policy": "runs/p"}], ids=repr)
-def test_under_launch_the_conditions_start_the_stacks_nodes(given):
+def test_under_launch_the_conditions_start_the_stacks_nodes(given, nav2_installed):
     running, _ = _under_launch(given)
     mode = stack.Mode(
         driver="policy" if given.get("policy") else "oracle", nav2="nav2" in given, markers=True
@@ -174,9 +191,5 @@ def test_under_launch_the_conditions_start_the_stacks_nodes(given):
 
 def test_under_launch_nav2_without_nav2_installed_is_a_launch_error_naming_the_package(monkeypatch, tmp_path):
     monkeypatch.setenv("AMENT_PREFIX_PATH", _ament_index(tmp_path, []))
-    _, (description, context) = _under_launch({"nav2": "true"})
-    from launch.actions import OpaqueFunction
-
-    (check,) = [e for e in description.entities if isinstance(e, OpaqueFunction)]
     with pytest.raises(RuntimeError, match="sudo apt install ros-jazzy-navigation2"):
-        check.execute(context)
+        _under_launch({"nav2": "true"})

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 from typing import Any
 
 import pytest
+import yaml
 
 from galley_core.episode import Episode
 from galley_core.geometry import Pose2D
@@ -28,12 +28,15 @@ from galley_runtime.qos import QoS
 
 
 def rcl_parsed_config(repo, tmp_path):
-    """config/galley.yaml as rcl hands it to rclpy nodes: every ``[]`` unset (YAML null)."""
-    text = (repo / "config" / "galley.yaml").read_text()
-    empty = re.findall(r"^\s+(\w+): \[\]", text, flags=re.MULTILINE)
-    assert sorted(empty) == ["exclude_topics", "key_objects", "topics"]  # what this test covers
+    """config/galley.yaml plus the empty lists a user writes (``key: []``), as rcl hands them to
+    rclpy nodes: unset (YAML null). galley.yaml itself holds no default, so no empty list."""
+    params = yaml.safe_load((repo / "config" / "galley.yaml").read_text())
+    empty = {"monitor": ["key_objects"], "recorder": ["topics", "exclude_topics"]}  # what this test covers
+    for node, names in empty.items():
+        params.setdefault(node, {}).setdefault("ros__parameters", {}).update(dict.fromkeys(names))
     path = tmp_path / "galley_as_rcl_parses_it.yaml"
-    path.write_text(re.sub(r": \[\]", ": ~", text))
+    path.write_text(yaml.safe_dump(params))
+    assert path.read_text().count(": null") == 3
     return path
 
 

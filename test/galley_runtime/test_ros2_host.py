@@ -10,13 +10,12 @@ the reason. docs/tutorials/ros2.md ("Which tests run where") says which tests ru
 from __future__ import annotations
 
 import array
-import ast
 import importlib.util
 import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,17 +61,14 @@ SHIPPED = REPO / "config" / "galley.yaml"
 #: Every node kitchen_sim.launch.py starts (rviz2 aside), by executable name.
 
 
-def _launched(path: Path) -> list[str]:
-    """The galley nodes a launch file starts: the stack's nodes under the flags the file fixes (FIXED)."""
-    fixed = next(
-        ast.literal_eval(node.value)
-        for node in ast.parse(path.read_text()).body
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "FIXED"
-    )
-    return [name for name, _ in stack.open_nodes("kitchen", fixed)]
+def _launched() -> list[str]:
+    """Every galley node kitchen_sim.launch.py may start: the stack's under its launch arguments."""
+    base = stack.Mode(markers=True, record=True)  # kitchen_sim's settled flags (test_launch_files.SETTLED)
+    names = {n for driver in ("oracle", "policy") for n in stack.nodes(replace(base, driver=driver))}
+    return [n.name for n in stack.NODES if n.name in names]
 
 
-LAUNCHED = _launched(REPO / "launch" / "kitchen_sim.launch.py")
+LAUNCHED = _launched()
 NEEDS_TF2 = pytest.mark.skipif(
     importlib.util.find_spec("tf2_ros") is None,
     reason="tf2_ros is not installed (PyPI's rclpy wheels have none; a full ROS 2 install does)",

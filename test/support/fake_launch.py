@@ -60,6 +60,7 @@ class Node:
     namespace: Any = ""
     parameters: list[Any] = field(default_factory=list)
     arguments: list[Any] = field(default_factory=list)
+    remappings: list[tuple[str, str]] = field(default_factory=list)
     output: str = ""
     condition: Any = None
 
@@ -103,9 +104,10 @@ def load(path: Path) -> LaunchDescription:
                 sys.modules[name] = module
 
 
-def galley_nodes(description: LaunchDescription) -> list[Node]:
-    """Every galley node the description may start, whatever its condition."""
-    return [e for e in description.entities if isinstance(e, Node) and e.package == "galley_nodes"]
+def galley_nodes(description: LaunchDescription, given: dict[str, str] | None = None) -> list[Node]:
+    """Every galley node the description may start for the launch arguments ``given``, whatever its
+    condition (those its OpaqueFunctions return for ``given`` included)."""
+    return [e for e in _entities(description, given) if isinstance(e, Node) and e.package == "galley_nodes"]
 
 
 def arguments(description: LaunchDescription) -> dict[str, DeclareLaunchArgument]:
@@ -133,18 +135,28 @@ def arguments_with(description: LaunchDescription, given: dict[str, str] | None 
     return {name: a.default_value for name, a in arguments(description).items()} | (given or {})
 
 
+def _entities(description: LaunchDescription, given: dict[str, str] | None) -> list[Any]:
+    """The description's entities, each OpaqueFunction (whose condition holds) replaced by what it returns."""
+    context = types.SimpleNamespace(launch_configurations=arguments_with(description, given))
+    out: list[Any] = []
+    for e in description.entities:
+        if isinstance(e, OpaqueFunction):
+            if _holds(e.condition, context.launch_configurations):
+                out += e.function(context) or []
+        else:
+            out.append(e)
+    return out
+
+
 def running(description: LaunchDescription, given: dict[str, str] | None = None) -> list[Node]:
     """Every node (of any package) whose condition holds for the launch arguments ``given``."""
     args = arguments_with(description, given)
-    return [e for e in description.entities if isinstance(e, Node) and _holds(e.condition, args)]
+    return [e for e in _entities(description, given) if isinstance(e, Node) and _holds(e.condition, args)]
 
 
 def perform_opaque_functions(description: LaunchDescription, given: dict[str, str] | None = None) -> None:
     """Run the description's OpaqueFunctions as launch would (they raise where launch would stop)."""
-    context = types.SimpleNamespace(launch_configurations=arguments_with(description, given))
-    for e in description.entities:
-        if isinstance(e, OpaqueFunction) and _holds(e.condition, context.launch_configurations):
-            e.function(context)
+    _entities(description, given)
 
 
 def started(description: LaunchDescription, given: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
@@ -154,7 +166,7 @@ def started(description: LaunchDescription, given: dict[str, str] | None = None)
     """
     args = arguments_with(description, given)
     out = {}
-    for node in galley_nodes(description):
+    for node in galley_nodes(description, given):
         if not _holds(node.condition, args):
             continue
         params: dict[str, Any] = {}

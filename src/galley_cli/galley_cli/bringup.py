@@ -7,14 +7,13 @@ the notes and the nodes follow from the stack description, as they do in the lau
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from galley_cli.errors import UsageError
-from galley_cli.overrides import Resolved, Setting, monitor_rates, resolve_settings
+from galley_cli.overrides import Resolved, Setting, resolve_settings
 from galley_nodes import stack
 from galley_nodes.registry import load_node_class
 from galley_runtime.config_files import default_params_files
@@ -43,32 +42,29 @@ def stack_settings(mode: stack.Mode, given: Mapping[str, Given], params: Sequenc
 
     ``given`` holds the inputs by name (``scene``, ``seed``...) and, by ``node.name``, the reasons
     of the stack's fixed values the command sets (``task_executor.completion``). Inputs not given
-    are left to the params files. The monitor's rates follow the cameras in effect: a ``--params``
-    file's ``sim.cameras_enabled`` may win over the command's.
+    are left to the params files. The monitor watches the camera topics where the simulator
+    renders them: a ``--params`` file's ``sim.cameras_enabled`` may win over the command's.
     """
     inputs = {name: g.value for name, g in given.items()}
     chosen = stack.parameters(mode, inputs, host="embedded")
 
     def setting(p: stack.Param, value: Any) -> Setting:
-        reason = given[p.value.name if isinstance(p.value, stack.Input) else f"{p.node}.{p.name}"]
-        return Setting(p.node, p.name, value, reason.why, owned=reason.owned)
+        if isinstance(p.value, stack.Input):
+            reason, layer = given[p.value.name], "command"
+        else:  # a constant or a choice of the mode
+            reason, layer = given[f"{p.node}.{p.name}"], "stack"
+        return Setting(p.node, p.name, value, reason.why, owned=reason.owned, layer=layer)
 
-    resolved = resolve_settings(
-        [setting(p, v) for p, v in chosen if not isinstance(v, stack.RatesWithout)], params
-    )
-    cameras = resolved.values.get(("sim", "cameras_enabled"), mode.cameras)
-    in_effect = dataclasses.replace(mode, cameras=bool(cameras))
-    for p, v in stack.parameters(in_effect, inputs, host="embedded"):
-        if isinstance(v, stack.RatesWithout):
-            topics, rates = monitor_rates([*default_params_files(), *params], _not_under(v.prefix))
-            why = given[f"{p.node}.{p.name}"]
-            rated = [setting(p, topics), Setting(p.node, "rate_min_hz", rates, why.why, owned=why.owned)]
-            resolved.add(resolve_settings(rated, params))
+    resolved = resolve_settings([setting(p, v) for p, v in chosen if (p.node, p.name) != _FOLLOWS], params)
+    cameras = resolved.values.get(("sim", "cameras_enabled"))
+    for p, v in chosen:
+        if (p.node, p.name) == _FOLLOWS:
+            resolved.add(resolve_settings([setting(p, v if cameras is None else cameras)], params))
     return resolved
 
 
-def _not_under(prefix: str) -> Callable[[str], bool]:
-    return lambda topic: not topic.startswith(prefix)
+#: The monitor's cameras follow the simulator's in effect (stack.PARAMS gives both the same input).
+_FOLLOWS = ("monitor", "cameras_enabled")
 
 
 def build_host(mode: stack.Mode, settings: Resolved, params: Sequence[Path]) -> EmbeddedHost:

@@ -23,8 +23,8 @@ Episodes already in ``--out`` are kept: running again with a larger ``--episodes
 ``perturber`` node adds noise to the oracle's /cmd_vel and arm commands in short spells before the
 simulator follows them, while the bag's actions stay what the oracle commanded, so the data show
 how the oracle comes back from where the noise pushed the robot. SCALE multiplies the perturber's
-standard deviations (0.06 m/s, 0.35 rad/s, 0.08 rad per arm joint at 1; config/galley.yaml's
-``perturber`` section sets them and the spells' timing). ``--steps N`` keeps the first N steps of
+standard deviations (0.06 m/s, 0.35 rad/s, 0.08 rad per arm joint at 1: the perturber's defaults,
+which a params file's ``perturber`` section changes, as the spells' timing). ``--steps N`` keeps the first N steps of
 each gold plan (``--steps 1``: one move per episode).
 """
 

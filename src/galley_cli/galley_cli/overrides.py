@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from galley_core.config import config_from_values
+from galley_core.monitoring import parse_rate_rules
 from galley_nodes.registry import load_node_class
 from galley_runtime.params_file import ParamsEntry, load_params_files, parameters_for
 
-__all__ = ["PRECEDENCE_HELP", "Resolved", "Setting", "monitor_rates", "resolve_settings", "shown_path"]
+__all__ = ["PRECEDENCE_HELP", "Resolved", "Setting", "monitor_rate_rules", "resolve_settings", "shown_path"]
 
 #: One sentence for the --help of the commands that layer --params under their own settings.
 PRECEDENCE_HELP = (
@@ -49,6 +50,8 @@ class Setting:
         why: where the command's value comes from, for the note, e.g. ``"the scene's map
             maps/kitchen.yaml"`` or ``"--seed (0)"``.
         owned: the command must use its value; a user's different value is replaced.
+        layer: who sets it: ``"command"`` (an option or what it derives) or ``"stack"`` (the
+            mode's parameters, galley_nodes.stack.PARAMS), for ``galley nodes --effective``.
     """
 
     node: str
@@ -56,6 +59,7 @@ class Setting:
     value: Any
     why: str
     owned: bool = False
+    layer: str = "command"
 
 
 @dataclass
@@ -67,11 +71,14 @@ class Resolved:
             to the params files, so that an error about one names its file).
         notes: one line per user value that was kept or replaced.
         values: every setting's value in effect, by ``(node, name)``: the command's or the user's.
+        sources: where each value of ``parameters`` comes from, by ``(node, name)``, e.g.
+            ``"command: --seed (0)"`` (the user's winning values keep their file as source).
     """
 
     parameters: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     notes: list[str] = dataclasses.field(default_factory=list)
     values: dict[tuple[str, str], Any] = dataclasses.field(default_factory=dict)
+    sources: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)
 
     def add(self, other: Resolved) -> None:
         """Merge the resolution of more settings into this one."""
@@ -79,6 +86,11 @@ class Resolved:
             self.parameters.setdefault(node, {}).update(params)
         self.notes += other.notes
         self.values.update(other.values)
+        self.sources.update(other.sources)
+
+    def given(self, node: str) -> dict[str, tuple[Any, str]]:
+        """``node``'s parameters with their sources, the top layer of its configuration."""
+        return {k: (v, self.sources[node, k]) for k, v in self.parameters.get(node, {}).items()}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -108,12 +120,13 @@ def resolve_settings(settings: Iterable[Setting], user_files: Sequence[Path]) ->
     for s in settings:
         node_params = out.parameters.setdefault(s.node, {})
         given = parameters_for(entries, f"/{s.node}", [s.name]).get(s.name)
-        if given is None or _same(given[0], s.value):
+        if given is None or _same(given[0], s.value) or s.owned:
             node_params[s.name] = out.values[s.node, s.name] = s.value
+            out.sources[s.node, s.name] = f"{s.layer}: {s.why}" if s.why else s.layer
+        if given is None or _same(given[0], s.value):
             continue
         value, source = given
         if s.owned:
-            node_params[s.name] = out.values[s.node, s.name] = s.value
             out.notes.append(
                 f"note: {s.node}.{s.name} = {value!r} from {_file(source)} is replaced: "
                 f"the command sets it from {s.why}"
@@ -126,14 +139,15 @@ def resolve_settings(settings: Iterable[Setting], user_files: Sequence[Path]) ->
     return out
 
 
-def monitor_rates(files: Sequence[Path], keep: Callable[[str], bool]) -> tuple[list[str], list[float]]:
-    """The monitor's ``rate_topics`` and ``rate_min_hz`` from ``files``, only the topics ``keep`` accepts."""
+def monitor_rate_rules(files: Sequence[Path], keep: Callable[[str], bool]) -> list[str]:
+    """The monitor's ``rate_rules`` entries from ``files``, only those of the topics ``keep`` accepts."""
     monitor = load_node_class("monitor")
     declared = [f.name for f in dataclasses.fields(monitor.Config)]
     values = {k: v for k, (v, _) in parameters_for(load_params_files(files), "/monitor", declared).items()}
     config = config_from_values(monitor.Config, {k: v for k, v in values.items() if k in declared})
-    pairs = [(t, r) for t, r in zip(config.rate_topics, config.rate_min_hz, strict=True) if keep(t)]
-    return [t for t, _ in pairs], [float(r) for _, r in pairs]
+    return [
+        f"{topic} {min_hz:g}" for topic, min_hz in parse_rate_rules(config.rate_rules).items() if keep(topic)
+    ]
 
 
 def shown_path(path: Path) -> str:

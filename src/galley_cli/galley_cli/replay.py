@@ -24,7 +24,7 @@ from typing import Any
 
 from galley_cli import existing_file, positive_number
 from galley_cli.errors import UsageError
-from galley_cli.overrides import monitor_rates
+from galley_cli.overrides import monitor_rate_rules
 from galley_nodes.registry import NODES, load_node_class
 from galley_runtime.config_files import default_params_files
 from galley_runtime.embedded import EmbeddedHost
@@ -96,13 +96,13 @@ def replay(
 
 
 def _recorded_rates(player: Any, params_files: list[Path], quiet: bool) -> dict[str, Any]:
-    """The monitor's rate_topics / rate_min_hz without the topics of which the bag holds no message."""
+    """The monitor's rate_rules without the topics of which the bag holds no message."""
     recorded = {c.topic for c in player.connections if c.msgcount > 0}
-    topics, rates = monitor_rates(params_files, lambda t: t in recorded)
-    left_out = monitor_rates(params_files, lambda t: t not in recorded)[0]
+    rules = monitor_rate_rules(params_files, lambda t: t in recorded)
+    left_out = [rule.split()[0] for rule in monitor_rate_rules(params_files, lambda t: t not in recorded)]
     if left_out and not quiet:
         print(f"note: the monitor does not watch the rate of {', '.join(left_out)}: the bag has none of them")
-    return {"rate_topics": topics, "rate_min_hz": rates}
+    return {"rate_rules": rules}
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -132,9 +132,6 @@ def run_settings(
         "task_executor.move_with": Given(None, "--policy (a policy follows /goal_pose)")
         if policy is not None
         else Given(None, "the oracle's navigator (move_with: navigate_to_pose)", owned=False),
-        "monitor.rate_topics": Given(
-            None, "the cameras being off (nothing publishes the camera topics; --video turns them on)"
-        ),
     }
     if max_replans is not None:
         given["max_replans"] = Given(max_replans, f"--replan ({max_replans})")

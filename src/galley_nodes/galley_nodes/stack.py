@@ -13,12 +13,13 @@ Pure data and small functions: importing this module imports no node, no rclpy a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 __all__ = [
     "CAMERA_TOPICS",
     "GRAPHS",
+    "LAUNCH_CHOICES",
     "NAV2_APT",
     "NAV2_NODES",
     "NODES",
@@ -31,16 +32,14 @@ __all__ = [
     "Mode",
     "Nav2Node",
     "Param",
-    "RatesWithout",
     "Remap",
     "StackNode",
     "Unproduced",
     "flags",
-    "launch_parameters",
+    "launch_mode",
     "modes",
     "nav2_nodes",
     "nodes",
-    "open_nodes",
     "parameters",
     "remappings",
     "unproduced",
@@ -87,7 +86,6 @@ def flags(mode: Mode) -> dict[str, bool]:
         "oracle": mode.driver == "oracle",
         "policy": mode.driver == "policy",
         "cameras": mode.cameras,
-        "cameras_off": not mode.cameras,
         "planner": mode.planner,
         "record": mode.record,
         "markers": mode.markers,
@@ -101,9 +99,14 @@ def flags(mode: Mode) -> dict[str, bool]:
 
 @dataclass(frozen=True)
 class StackNode:
-    """A node of the stack: its registry name (galley_nodes.registry), graphs, and when it runs."""
+    """A node of the stack: its name, its class, its graphs, and when it runs.
 
-    name: str  # registry name, also the ROS node and executable name
+    :data:`NODES` is the one list of galley's nodes: galley_nodes.registry (name -> class), the
+    ``ros2 run`` executables (setup.py) and the launch files derive from it.
+    """
+
+    name: str  # the ROS node and executable name, the registry's key
+    path: str  # import path of the node class, "module:Class" (imported only when the node is loaded)
     graphs: tuple[str, ...]  # the graphs it belongs to
     when: str = ""  # a flag (see flags) that must hold; empty: always
 
@@ -125,19 +128,12 @@ class Choice:
 
 
 @dataclass(frozen=True)
-class RatesWithout:
-    """The monitor's ``rate_topics`` / ``rate_min_hz`` in effect, less the topics under ``prefix``."""
-
-    prefix: str
-
-
-@dataclass(frozen=True)
 class Param:
     """A parameter a mode gives a node on top of the params files."""
 
     node: str  # registry name
     name: str  # the node's Config field
-    value: Any  # a constant, an Input, a Choice or a RatesWithout
+    value: Any  # a constant, an Input or a Choice
     when: str = ""  # a flag that must hold; empty: always
     host: Literal["", "ros2", "embedded"] = ""  # only under this host; empty: both
 
@@ -147,25 +143,38 @@ DRIVEN = ("kitchen", "tour")  # graphs with the simulator and the map
 
 #: The nodes in the order the embedded host adds them: the recorder first, so that it stops last.
 NODES: tuple[StackNode, ...] = (
-    StackNode("recorder", KITCHEN, when="record"),
-    StackNode("sim", DRIVEN, when="mujoco"),
-    StackNode("scene_markers", KITCHEN, when="markers"),
-    StackNode("map_server", DRIVEN),
+    StackNode("recorder", "galley_nodes.nodes.recorder:RecorderNode", KITCHEN, when="record"),
+    StackNode("sim", "galley_sim.sim_node:SimNode", DRIVEN, when="mujoco"),
+    StackNode("scene_markers", "galley_nodes.nodes.scene_markers:SceneMarkersNode", KITCHEN, when="markers"),
+    StackNode("map_server", "galley_nodes.nodes.map_server:MapServerNode", DRIVEN),
     # the policy too: its `goal` observation holds points of the planner's /plan (galley_learning)
-    StackNode("global_planner", DRIVEN, when="galley_planner"),
-    StackNode("diff_drive_controller", DRIVEN, when="galley_controller"),
+    StackNode(
+        "global_planner", "galley_nodes.nodes.global_planner:GlobalPlannerNode", DRIVEN, when="galley_planner"
+    ),
+    StackNode(
+        "diff_drive_controller",
+        "galley_nodes.nodes.diff_drive_controller:DiffDriveControllerNode",
+        DRIVEN,
+        when="galley_controller",
+    ),
     # navigate_to_pose, for rviz2 and Nav2's clients: over galley's planner and controller, or Nav2's
-    StackNode("navigator", DRIVEN, when="oracle"),
-    StackNode("arm_controller", KITCHEN, when="oracle"),
-    StackNode("diffusion_policy", KITCHEN, when="policy"),
-    StackNode("perturber", KITCHEN, when="perturb"),
-    StackNode("monitor", KITCHEN),
-    StackNode("task_planner", KITCHEN, when="planner"),
-    StackNode("task_executor", KITCHEN),
-    StackNode("failure_injector", KITCHEN, when="inject"),
-    StackNode("unicycle_base", ("square",)),
-    StackNode("square_driver", ("square",)),
-    StackNode("trajectory_logger", ("square",)),
+    StackNode("navigator", "galley_nodes.nodes.navigator:NavigatorNode", DRIVEN, when="oracle"),
+    StackNode(
+        "arm_controller", "galley_nodes.nodes.arm_controller:ArmControllerNode", KITCHEN, when="oracle"
+    ),
+    StackNode(
+        "diffusion_policy", "galley_nodes.nodes.diffusion_policy:DiffusionPolicyNode", KITCHEN, when="policy"
+    ),
+    StackNode("perturber", "galley_nodes.nodes.perturber:PerturberNode", KITCHEN, when="perturb"),
+    StackNode("monitor", "galley_nodes.nodes.monitor:MonitorNode", KITCHEN),
+    StackNode("task_planner", "galley_nodes.nodes.task_planner:TaskPlannerNode", KITCHEN, when="planner"),
+    StackNode("task_executor", "galley_nodes.nodes.task_executor:TaskExecutorNode", KITCHEN),
+    StackNode(
+        "failure_injector", "galley_nodes.nodes.failure_injector:FailureInjectorNode", KITCHEN, when="inject"
+    ),
+    StackNode("unicycle_base", "galley_nodes.nodes.unicycle_base:UnicycleBaseNode", ("square",)),
+    StackNode("square_driver", "galley_nodes.nodes.square_driver:SquareDriverNode", ("square",)),
+    StackNode("trajectory_logger", "galley_nodes.nodes.trajectory_logger:TrajectoryLoggerNode", ("square",)),
 )
 
 
@@ -236,9 +245,7 @@ PARAMS: tuple[Param, ...] = (
     # a launch session takes many instructions: one bag each, the failed ones kept and marked
     Param("recorder", "per_instruction", True, host="ros2"),
     # Nothing publishes the camera topics without cameras: the monitor does not watch their rates.
-    # Embedded only, where the params files are resolved before start; under ROS 2 give
-    # cameras:=false a params_file whose monitor.rate_topics leaves them out.
-    Param("monitor", "rate_topics", RatesWithout("/camera/"), when="cameras_off", host="embedded"),
+    Param("monitor", "cameras_enabled", Input("cameras")),
 )
 
 
@@ -323,33 +330,15 @@ def nav2_nodes(mode: Mode) -> list[Nav2Node]:
     return list(NAV2_NODES) if _applies("nav2", mode) else []
 
 
-def open_nodes(graph: str, fixed: Mapping[str, bool]) -> list[tuple[str, str]]:
-    """For a launch file: (node, flag its launch condition decides, or "") of ``graph``.
-
-    ``fixed`` answers the flags the launch file settles itself (e.g. ``{"mujoco": True}``); a node
-    whose flag is fixed false is left out, one whose flag is fixed true runs unconditionally.
-    """
-    out = []
-    for n in NODES:
-        if graph not in n.graphs or (n.when in fixed and not fixed[n.when]):
-            continue
-        out.append((n.name, "" if n.when in fixed or not n.when else n.when))
-    return out
-
-
 _NOT_GIVEN = object()
 
 
-def _resolve(value: Any, given: Mapping[str, Any], known: Mapping[str, bool]) -> Any:
-    """A parameter's value with the inputs ``given`` and the flags ``known``.
-
-    An :class:`Input` comes from ``given`` (``_NOT_GIVEN`` when it is not there); a :class:`Choice`
-    is decided by its flag where ``known`` answers it, and stays a Choice otherwise.
-    """
+def _resolve(value: Any, given: Mapping[str, Any], mode: Mode) -> Any:
+    """A parameter's value in ``mode`` with the inputs ``given`` (``_NOT_GIVEN``: an input not given)."""
     if isinstance(value, Input):
         return given.get(value.name, _NOT_GIVEN)
-    if isinstance(value, Choice) and value.flag in known:
-        return value.yes if known[value.flag] else value.no
+    if isinstance(value, Choice):
+        return value.yes if flags(mode)[value.flag] else value.no
     return value
 
 
@@ -358,34 +347,53 @@ def parameters(
 ) -> list[tuple[Param, Any]]:
     """(parameter, value) of the running nodes in ``mode``, with the inputs ``given``.
 
-    A parameter whose input is not given is left out (the params files decide); a
-    :class:`RatesWithout` is returned as it is, for the host to resolve against the params files.
+    A parameter whose input is not given is left out (the params files decide).
     """
     running = set(nodes(mode))
     out = []
     for p in PARAMS:
         if p.node not in running or p.host not in ("", host) or not _applies(p.when, mode):
             continue
-        value = _resolve(p.value, given, flags(mode))
+        value = _resolve(p.value, given, mode)
         if value is not _NOT_GIVEN:
             out.append((p, value))
     return out
 
 
-def launch_parameters(node: str, given: Mapping[str, Any], fixed: Mapping[str, bool]) -> dict[str, Any]:
-    """For a launch file: the ROS 2 parameters of ``node``, with the inputs ``given`` (launch arguments).
+#: The launch arguments that choose a mode (see :func:`launch_mode`), where a launch file declares them.
+LAUNCH_CHOICES = ("policy", "cameras", "record", "nav2")
 
-    ``fixed`` answers the flags the launch file settles itself; a :class:`Choice` on a flag it
-    leaves open stays a Choice, for the launch file to decide with a substitution.
+
+def _yes(name: str, value: str) -> bool:
+    if value.lower() in ("true", "1"):
+        return True
+    if value.lower() in ("false", "0"):
+        return False
+    raise ValueError(f"{name}:={value}: true or false")
+
+
+def launch_mode(base: Mode, arguments: Mapping[str, str]) -> Mode:
+    """The mode a launch file runs: ``base`` (what the file settles) with what its arguments choose.
+
+    ``arguments`` holds the performed values of the :data:`LAUNCH_CHOICES` the file declares:
+    ``policy`` (a training run: the policy drives; empty: the oracle nodes), and ``cameras``,
+    ``record``, ``nav2`` (true/false, 1/0). This is the one translation of launch arguments into
+    a mode: the launch files start :func:`nodes` of it with :func:`parameters`.
+
+    Raises:
+        ValueError: a yes/no argument is neither, or the arguments choose no valid mode (naming them).
     """
-    out: dict[str, Any] = {}
-    for p in PARAMS:
-        if p.node != node or p.host == "embedded" or (p.when and not fixed.get(p.when, False)):
-            continue
-        value = _resolve(p.value, given, fixed)
-        if value is not _NOT_GIVEN:
-            out[p.name] = value
-    return out
+    changes: dict[str, Any] = {}
+    if "policy" in arguments:
+        changes["driver"] = "policy" if arguments["policy"] else "oracle"
+    for name in ("cameras", "record", "nav2"):
+        if name in arguments:
+            changes[name] = _yes(name, arguments[name])
+    try:
+        return replace(base, **changes)
+    except ValueError as err:
+        given = " ".join(f"{k}:={v}" for k, v in arguments.items() if k in ("policy", "nav2") and v)
+        raise ValueError(f"{given}: {err}") from None
 
 
 def modes(graph: str = "kitchen") -> list[Mode]:

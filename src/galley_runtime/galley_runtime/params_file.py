@@ -34,16 +34,20 @@ from galley_core.config import Config, ConfigError, config_from_values, describe
 from galley_core.files import read_yaml
 
 __all__ = [
+    "CODE_DEFAULT",
     "ParameterError",
     "ParamsEntry",
     "config_for_node",
     "load_params_files",
+    "node_parameters",
     "parameters_for",
     "unset_lists_as_empty",
 ]
 
 #: Parameters every ROS node accepts; they configure the host, not the node.
 HOST_PARAMETERS = frozenset({"use_sim_time"})
+#: The source of a value that neither a params file nor the caller gives: the field's code default.
+CODE_DEFAULT = "code default"
 
 
 class ParameterError(ValueError):
@@ -168,6 +172,29 @@ def config_for_node(
             f"node {node_name!r}: parameter {err.field!r} = {value!r} is not allowed: {err.allowed} "
             f"(set in {source})"
         ) from None
+
+
+def node_parameters(
+    config_cls: type[Config],
+    node_name: str,
+    entries: Sequence[ParamsEntry],
+    given: Mapping[str, tuple[Any, str]] | None = None,
+) -> tuple[Config, dict[str, str]]:
+    """The configuration a node runs with, and where each field's value comes from.
+
+    The layers, each over the one before: the fields' code defaults (:data:`CODE_DEFAULT`), the
+    params files' ``entries`` in order (source ``"<file>:<node key>"``), then ``given`` (name ->
+    (value, source)), e.g. the values a command sets. Both hosts' parameters come out of these
+    layers; the embedded host merges them here, and ``galley nodes --effective`` shows the sources.
+
+    Raises:
+        ParameterError: as :func:`config_for_node`, naming the value's source.
+    """
+    declared = [info.name for info in describe_fields(config_cls)]
+    values = parameters_for(entries, node_name, declared)
+    values.update(given or {})
+    config = config_for_node(config_cls, node_name, values)
+    return config, {name: values[name][1] if name in values else CODE_DEFAULT for name in declared}
 
 
 def unset_lists_as_empty(config_cls: type[Config], values: Mapping[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from galley_core.monitoring.rules import (
     TimeLimitRule,
     TopicRateConfig,
     TopicRateRule,
+    parse_rate_rules,
 )
 from galley_core.monitoring.verdicts import ActiveStep, Level, Verdict
 
@@ -47,4 +48,5 @@ __all__ = [
     "TopicRateRule",
     "Verdict",
     "WorldState",
+    "parse_rate_rules",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "TimeLimitRule",
     "TopicRateConfig",
     "TopicRateRule",
+    "parse_rate_rules",
 ]
 
 _NS = 1_000_000_000
@@ -275,11 +276,42 @@ class MoveCheckRule:
 # -- topic rates ---------------------------------------------------------------------------------
 
 
+def _float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def parse_rate_rules(entries: Sequence[str]) -> dict[str, float]:
+    """Topic -> lowest acceptable rate (Hz) of ``rate_rules`` entries ``"TOPIC MIN_HZ"``.
+
+    One record per topic in one ROS string array (ROS parameters hold no list of records), e.g.
+    ``["/odom 40", "/scan 8"]``.
+
+    Raises:
+        ConfigError: an entry that is not an absolute topic name and a rate >= 0, or a topic twice.
+    """
+    rules: dict[str, float] = {}
+    for entry in entries:
+        parts = str(entry).split()
+        topic, min_hz = (parts[0], _float(parts[1])) if len(parts) == 2 else ("", None)
+        if not topic.startswith("/") or min_hz is None or not 0.0 <= min_hz < math.inf:
+            raise ConfigError(
+                "rate_rules", tuple(entries), f"'TOPIC MIN_HZ' entries such as '/odom 40' (not {entry!r})"
+            )
+        if topic in rules:
+            raise ConfigError("rate_rules", tuple(entries), f"one entry per topic ({topic} twice)")
+        rules[topic] = min_hz
+    return rules
+
+
 @dataclass(frozen=True)
 class TopicRateConfig(Config):
-    rate_topics: tuple[str, ...] = param((), "topics whose rate is watched (absolute names)")
-    rate_min_hz: tuple[float, ...] = param(
-        (), "lowest acceptable rate of each topic in rate_topics, same order", unit="Hz", ge=0.0
+    rate_rules: tuple[str, ...] = param(
+        (),
+        "watched topics, one 'TOPIC MIN_HZ' entry each: an absolute topic name and its lowest "
+        "acceptable rate in Hz (e.g. '/odom 40')",
     )
     rate_window_s: float = param(
         1.0, "sliding window of simulated time over which rates are measured", unit="s", gt=0.0
@@ -287,15 +319,7 @@ class TopicRateConfig(Config):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if len(self.rate_topics) != len(self.rate_min_hz):
-            raise ConfigError(
-                "rate_min_hz",
-                self.rate_min_hz,
-                f"one rate per topic in rate_topics ({len(self.rate_topics)} topics)",
-            )
-        for topic in self.rate_topics:
-            if not topic.startswith("/"):
-                raise ConfigError("rate_topics", self.rate_topics, f"absolute topic names ({topic!r})")
+        parse_rate_rules(self.rate_rules)
 
 
 class TopicRateRule:
@@ -309,8 +333,8 @@ class TopicRateRule:
 
     def __init__(self, config: TopicRateConfig) -> None:
         self.config = config
-        self.thresholds = dict(zip(config.rate_topics, config.rate_min_hz, strict=True))
-        self.estimators = {t: SlidingWindowRate(config.rate_window_s) for t in config.rate_topics}
+        self.thresholds = parse_rate_rules(config.rate_rules)
+        self.estimators = {t: SlidingWindowRate(config.rate_window_s) for t in self.thresholds}
 
     def start(self, now_ns: int) -> None:
         """Start measuring every topic afresh (at an episode's start)."""

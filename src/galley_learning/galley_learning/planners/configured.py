@@ -1,6 +1,6 @@
 """The task planner's parameters and the planner they configure, for the node and the command alike.
 
-:class:`TaskPlannerConfig` is the ``task_planner`` node's parameter set (config/galley.yaml's
+:class:`TaskPlannerConfig` is the ``task_planner`` node's parameter set (a params file's
 ``task_planner`` section); :func:`planner_from_params` builds the planner that a parameter file
 configures, as the node does, for ``galley plan``, ``galley eval`` and ``galley eval-planner``.
 """

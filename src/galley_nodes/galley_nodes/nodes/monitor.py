@@ -4,8 +4,10 @@ Subscribes ``/episode/events`` (galley_msgs/EpisodeEvent from the task executor:
 the step's index and text, STEP_SUCCEEDED / STEP_FAILED, EPISODE_DONE), the simulator's
 ``/sim/preflight`` (latched diagnostic_msgs/DiagnosticArray) and ground truth
 ``/sim/ground_truth/base_pose``; looks up ``object/<name>`` and the gripper in TF; and subscribes to
-every topic of ``rate_topics`` once it appears in the graph (its type is taken from there), whose
-rates are counted on the messages' stamps (a TFMessage: its first transform's).
+every topic of ``rate_rules`` once it appears in the graph (its type is taken from there), whose
+rates are counted on the messages' stamps (a TFMessage: its first transform's). With
+``cameras_enabled`` false (the simulator renders no base or wrist camera) the camera topics
+(galley_nodes.stack.CAMERA_TOPICS) leave the rate rules: nothing publishes them, under either host.
 The rules themselves are :mod:`galley_core.monitoring`.
 
 Publishes the failure that ends an episode as an ABORT (galley_msgs/EpisodeEvent with ``rule`` and
@@ -23,15 +25,16 @@ The tool centre point is ``tcp_offset_m`` along the x axis of ``gripper_frame`` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from galley_core.config import Config, param, sub_config
-from galley_core.monitoring import EpisodeMonitor, Verdict, WorldState
+from galley_core.monitoring import EpisodeMonitor, Verdict, WorldState, parse_rate_rules
 from galley_core.monitoring.monitor import MONITOR_CONFIG_PARTS, combine_configs
 from galley_core.tf_tree import TransformError
+from galley_nodes.stack import CAMERA_TOPICS
 from galley_runtime import messages
 from galley_runtime.config_files import find_scene
 from galley_runtime.conversions import diagnostic_array_msg, pose2d_from_pose_msg, transform_from_msg
@@ -46,7 +49,7 @@ from galley_runtime.msg_constants import (
 from galley_runtime.node import Node, Publishes, Subscribes, Timer
 from galley_runtime.qos import QoS
 
-__all__ = ["MonitorNode", "MonitorNodeConfig"]
+__all__ = ["MonitorNode", "MonitorNodeConfig", "watched_rates"]
 
 _EVENTS_QOS = QoS(depth=100)
 
@@ -69,9 +72,19 @@ class MonitorSettings(Config):
     map_frame: str = param("map", "fixed frame of objects and ground truth")
     gripper_frame: str = param("gripper_link", "TF frame of the gripper")
     tcp_offset_m: float = param(0.11, "tool centre point's offset along the gripper frame's x axis", unit="m")
+    cameras_enabled: bool = param(
+        True, "the simulator renders its base and wrist cameras (false: their topics' rates are not watched)"
+    )
 
 
 MonitorNodeConfig = combine_configs("MonitorNodeConfig", MonitorSettings, *MONITOR_CONFIG_PARTS)
+
+
+def watched_rates(config: Any) -> dict[str, float]:
+    """Topic -> lowest acceptable rate (Hz) the monitor watches with ``config`` (a MonitorNodeConfig)."""
+    rules = parse_rate_rules(config.rate_rules)
+    off = () if config.cameras_enabled else CAMERA_TOPICS
+    return {topic: min_hz for topic, min_hz in rules.items() if topic not in off}
 
 
 class MonitorNode(Node):
@@ -98,7 +111,8 @@ class MonitorNode(Node):
         super().__init__(host, config)
         self.settings = sub_config(MonitorSettings, config)
         self.scene = find_scene(self.settings.scene)
-        self.monitor = EpisodeMonitor.from_config(self.scene, config)
+        rules = tuple(f"{topic} {min_hz:g}" for topic, min_hz in watched_rates(config).items())
+        self.monitor = EpisodeMonitor.from_config(self.scene, replace(config, rate_rules=rules))
         self._base: Any = None
         self._watching: set[str] = set()
         self._missing_tf: set[str] = set()

@@ -17,7 +17,6 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import itertools
 import logging
@@ -35,12 +34,7 @@ from galley_runtime.conversions import transform_stamped_msg_from_values, transf
 from galley_runtime.embedded.actions import EmbeddedActionClient, EmbeddedActionServer
 from galley_runtime.embedded.bus import Bus, BusPublisher
 from galley_runtime.node import Node, NodeHost, undeclared_tf
-from galley_runtime.params_file import (
-    ParameterError,
-    config_for_node,
-    load_params_files,
-    parameters_for,
-)
+from galley_runtime.params_file import ParameterError, load_params_files, node_parameters
 from galley_runtime.qos import QoS
 
 __all__ = ["EmbeddedHost", "EmbeddedNodeHost"]
@@ -269,10 +263,8 @@ class EmbeddedHost:
         fqn = node_host.fully_qualified_name
         if fqn in self._records:
             raise ValueError(f"a node named {fqn!r} already runs in this host; give another name=")
-        declared = [f.name for f in dataclasses.fields(node_cls.Config)]
-        values = parameters_for(self._params, fqn, declared)
-        values.update({k: (v, "the parameters given to add_node") for k, v in (parameters or {}).items()})
-        config = config_for_node(node_cls.Config, fqn, values)
+        given = {k: (v, "the parameters given to add_node") for k, v in (parameters or {}).items()}
+        config, _ = node_parameters(node_cls.Config, fqn, self._params, given)
         node = node_cls(node_host, config)
         self._records[fqn] = _NodeRecord(node, node_host)
         self.bus.deliver_pending()  # latched messages for the new node's subscriptions
