@@ -331,7 +331,8 @@ def _run(args: argparse.Namespace) -> int:
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     unknown = [s for s in splits if s not in ("train", *DEFAULT_SPLITS)]
     if not splits or unknown:
-        raise UsageError(f"--splits {args.splits!r}: splits are train, {', '.join(DEFAULT_SPLITS)}")
+        named = f"no split {', '.join(map(repr, unknown))}" if unknown else "no split named"
+        raise UsageError(f"--splits {args.splits!r}: {named}; splits are train, {', '.join(DEFAULT_SPLITS)}")
     try:
         figures = run_planner_eval(
             args.planner,
