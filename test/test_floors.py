@@ -30,19 +30,6 @@ FLOORS = {
     "galley_cli": 5,
 }
 
-#: galley_core's own floors: its top-level modules (config, geometry, scene, ...) and its
-#: sub-packages. A sub-package imports only lower floors of galley_core, so they form no circle.
-#: Language reads an instruction into a plan of tasks' grammar, so it stands above tasks; the
-#: monitor judges the steps of a plan; tasks judge a pick with manipulation's grasp point.
-CORE_FLOORS = {
-    "galley_core": 0,
-    "galley_core.manipulation": 1,
-    "galley_core.navigation": 1,
-    "galley_core.tasks": 2,
-    "galley_core.language": 3,
-    "galley_core.monitoring": 3,
-}
-
 
 def _is_import_call(call: ast.Call) -> bool:
     name = getattr(call.func, "attr", getattr(call.func, "id", ""))
@@ -131,6 +118,20 @@ def module_cycles(root: Path = SRC) -> list[list[str]]:
         if node not in index:
             visit(node)
     return cycles
+
+
+#: galley_core's own floors: its top-level modules (config, geometry, scene, ...) and its
+#: sub-packages. A sub-package imports only lower floors of galley_core, so they form no circle.
+#: Language reads an instruction into a plan of tasks' grammar, so it stands above tasks; the
+#: monitor judges the steps of a plan; tasks judge a pick with manipulation's grasp point.
+CORE_FLOORS = {
+    "galley_core": 0,
+    "galley_core.manipulation": 1,
+    "galley_core.navigation": 1,
+    "galley_core.tasks": 2,
+    "galley_core.language": 3,
+    "galley_core.monitoring": 3,
+}
 
 
 def core_imports_against_floors(root: Path = SRC) -> list[str]:
