@@ -32,9 +32,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from galley_core.language.planning import PlanningError
 from galley_core.scene import load_scene
 from galley_core.tasks.metrics import exact_match
-from galley_core.tasks.planning import PlanningError
 from galley_core.tasks.suite import SuiteEntry, load_suite
 from galley_learning.planners.everyday import EVERYDAY_OUT_OF_SCOPE, everyday_set
 from galley_learning.planners.everyday_relations import relations_set

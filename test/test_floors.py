@@ -120,6 +120,45 @@ def module_cycles(root: Path = SRC) -> list[list[str]]:
     return cycles
 
 
+#: galley_core's own floors: its top-level modules (config, geometry, scene, ...) and its
+#: sub-packages. A sub-package imports only lower floors of galley_core, so they form no circle.
+#: Language reads an instruction into a plan of tasks' grammar, so it stands above tasks; the
+#: monitor judges the steps of a plan; tasks judge a pick with manipulation's grasp point.
+CORE_FLOORS = {
+    "galley_core": 0,
+    "galley_core.manipulation": 1,
+    "galley_core.navigation": 1,
+    "galley_core.tasks": 2,
+    "galley_core.language": 3,
+    "galley_core.monitoring": 3,
+}
+
+
+def core_imports_against_floors(root: Path = SRC) -> list[str]:
+    """Imports between galley_core's sub-packages that run sideways or up :data:`CORE_FLOORS`."""
+    base = root / "galley_core" / "galley_core"
+    subpackages = {f"galley_core.{p.parent.name}" for p in base.glob("*/__init__.py")}
+    found = [
+        f"{name}: a sub-package without a floor; add it to CORE_FLOORS in test/test_floors.py"
+        for name in sorted(subpackages - CORE_FLOORS.keys())
+    ]
+    modules = {name: path for package, name, path in sources(root) if package == "galley_core"}
+
+    def area(module: str) -> str:
+        sub = ".".join(module.split(".")[:2])
+        return sub if sub in subpackages else "galley_core"
+
+    for name, path in modules.items():
+        here = area(name)
+        for line, module in imports_of(path, modules=modules):
+            there = area(module)
+            if module.split(".")[0] != "galley_core" or there == here:
+                continue
+            if CORE_FLOORS.get(there, 0) >= CORE_FLOORS.get(here, 0):
+                found.append(f"{path.relative_to(root)}:{line}: {here} imports {module}")
+    return sorted(set(found))
+
+
 def test_no_package_imports_one_on_its_floor_or_above():
     offenders = upward_imports()
     assert not offenders, "imports against the floor plan (README, Layout):\n" + "\n".join(offenders)
@@ -128,6 +167,11 @@ def test_no_package_imports_one_on_its_floor_or_above():
 def test_no_import_circle_inside_a_package():
     cycles = module_cycles()
     assert not cycles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_galley_core_sub_packages_import_only_lower_ones():
+    offenders = core_imports_against_floors()
+    assert not offenders, "imports against galley_core's floors (CORE_FLOORS):\n" + "\n".join(offenders)
 
 
 def test_every_deferred_import_names_its_dependency():
@@ -166,3 +210,21 @@ def test_the_checks_catch_an_import_inside_a_function_and_a_circle(tree: Path):
         "galley_runtime/galley_runtime/host.py:4: galley_runtime imports galley_nodes.stack",
     ]
     assert module_cycles(tree) == [["galley_sim.a", "galley_sim.b"]]
+
+
+def test_the_core_check_catches_sideways_and_upward_imports_and_an_unplaced_sub_package(tree: Path):
+    core = tree / "galley_core" / "galley_core"
+    for sub in ("tasks", "language", "navigation", "vision"):
+        (core / sub).mkdir()
+        (core / sub / "__init__.py").write_text("")
+    (core / "language" / "reading.py").write_text("from galley_core.tasks import grammar\n")
+    (core / "tasks" / "grammar.py").write_text("from galley_core.scene import Scene\n")
+    (core / "tasks" / "planning.py").write_text("def f():\n    from galley_core.language import reading\n")
+    (core / "navigation" / "grid.py").write_text("import galley_core.tasks\n")
+    (core / "scene.py").write_text("from galley_core import navigation\n")
+    assert core_imports_against_floors(tree) == [
+        "galley_core.vision: a sub-package without a floor; add it to CORE_FLOORS in test/test_floors.py",
+        "galley_core/galley_core/navigation/grid.py:1: galley_core.navigation imports galley_core.tasks",
+        "galley_core/galley_core/scene.py:1: galley_core imports galley_core.navigation",
+        "galley_core/galley_core/tasks/planning.py:2: galley_core.tasks imports galley_core.language.reading",
+    ]

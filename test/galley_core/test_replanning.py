@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from galley_core.language.planning import PromptConfig, TextPlanner, build_prompt
 from galley_core.scene import load_scene
-from galley_core.tasks.planning import PromptConfig, TextPlanner, build_prompt
 from galley_core.tasks.replanning import (
     HELD,
     NOWHERE,

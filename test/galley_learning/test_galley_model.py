@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from galley_core.episode import sample_episode
+from galley_core.language.planning import PlanningError
 from galley_core.tasks.grammar import valid_steps
-from galley_core.tasks.planning import PlanningError
 from galley_core.tasks.suite import gold_plan, plan_for_instruction
 from galley_learning.planners.evaluate import evaluate_planner
 from galley_learning.planners.galley_model import (

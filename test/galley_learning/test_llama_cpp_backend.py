@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from galley_core.language.planning import PlanningError, PromptConfig
 from galley_core.tasks.grammar import valid_steps
-from galley_core.tasks.planning import PlanningError, PromptConfig
 from galley_learning.planners import make_planner
 
 

@@ -17,8 +17,8 @@ from typing import ClassVar
 import httpx
 import pytest
 
+from galley_core.language.planning import PlanningError, PromptConfig
 from galley_core.tasks.grammar import valid_steps
-from galley_core.tasks.planning import PlanningError, PromptConfig
 from galley_core.tasks.replanning import PlanContext, scene_graph_text
 from galley_learning.planners.openai_backend import OpenAIConfig, OpenAIPlanner
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from galley_core.tasks.phrase_grammar import OUT_OF_SCOPE_KINDS, PHRASING_KINDS
+from galley_core.language.phrase_grammar import OUT_OF_SCOPE_KINDS, PHRASING_KINDS
 from galley_core.tasks.suite import SuiteEntry, load_suite
 from galley_learning.planners import make_planner
 from galley_learning.planners.evaluate import (
@@ -23,7 +23,7 @@ from galley_learning.planners.evaluate import (
 # Bars for the default planner (``galley``), set from what it measured on this split, which was
 # written apart from its training language and from the reading rules, and seen by nobody who
 # wrote them: with the v2 weights and the reading of issue 21's third round (swaps and "next to"
-# read and resolved from the image: galley_core.tasks.relations) phrasing EM 0.9786, whole-plan
+# read and resolved from the image: galley_core.language.relations) phrasing EM 0.9786, whole-plan
 # accuracy 0.975, out-of-scope refused 1.000 (84 of 84), in-scope refused 3 of this test's 400
 # (0.0094 of phrasing alone: 3 of 320). Second round: 0.8955, 0.878, 1.000, 23 of 400; first
 # round: 0.847, 0.819, 1.000, 0.075; the v1 planner 0.415, 0.297, 0.333, 0.2125. Issue 21 asks
@@ -115,7 +115,7 @@ def test_refusals_count_as_false_refusals_in_scope_and_plans_as_false_acceptance
 
 def test_eval_planner_reports_every_split_and_says_why_a_backend_is_skipped(capsys, one_torch_thread):
     from galley_cli.eval_planner import _backend, run_planner_eval
-    from galley_core.tasks.planning import PlanningError
+    from galley_core.language.planning import PlanningError
 
     figures = run_planner_eval("galley", limit=8, progress=lambda _m: None)
     assert {"em_test", "em_unseen", "em_phrasing", "false_acceptance", "false_refusal_in_scope"} <= set(
@@ -140,7 +140,7 @@ MAX_EVERYDAY_REFUSED = 2
 def test_everyday_requests_are_planned_and_everyday_out_of_scope_requests_refused(
     kitchen, renderer, one_torch_thread
 ):
-    from galley_core.tasks.planning import PlanningError
+    from galley_core.language.planning import PlanningError
     from galley_learning.planners.everyday import EVERYDAY_OUT_OF_SCOPE, STYLES, everyday_set
 
     entries = everyday_set(kitchen, [40_000_000 + i for i in range(EVERYDAY_SAMPLE)], seed=11)

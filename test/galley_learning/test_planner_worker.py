@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from galley_core.language.planning import PlanningError
 from galley_core.tasks.grammar import valid_steps
-from galley_core.tasks.planning import PlanningError
 from galley_core.tasks.replanning import PlanContext
 from galley_learning.planners import make_planner
 from galley_learning.planners.worker import PlannerProcess

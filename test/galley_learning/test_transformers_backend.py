@@ -15,8 +15,8 @@ import sys
 import numpy as np
 import pytest
 
+from galley_core.language.planning import SYSTEM_TEXT, PlanningError, PromptConfig, build_prompt
 from galley_core.tasks.grammar import valid_steps
-from galley_core.tasks.planning import SYSTEM_TEXT, PlanningError, PromptConfig, build_prompt
 from galley_learning.planners import make_planner
 from galley_learning.planners.worker import PlannerProcess
 

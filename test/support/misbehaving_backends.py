@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import time
 
-from galley_core.tasks.planning import Plan, Planner
+from galley_core.language.planning import Plan, Planner
 
 
 class Segfaulting(Planner):

@@ -32,7 +32,7 @@ from galley_cli.report import TopicLog, top_down_axes
 from galley_core.geometry import Pose2D, normalize_angle
 from galley_nodes import stack
 from galley_runtime import messages
-from galley_runtime.config_files import find_map
+from galley_runtime.config_files import find_map, find_scene
 from galley_runtime.conversions import pose_msg
 from galley_runtime.msg_constants import ACTION_FAILED, ACTION_SUCCEEDED
 from galley_runtime.qos import QoS
@@ -52,7 +52,7 @@ def run_tour(
     cameras: bool,
 ) -> dict[str, Any]:
     """Run the tour and write its report; returns the summary."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    find_scene(scene_name)  # an unknown scene is named as such, with the scenes there are
     map_file = find_map(scene_name)
     mode = stack.Mode(graph="tour")
     given = {
@@ -80,6 +80,7 @@ def run_tour(
     zones = zones or scene.zone_names
     for name in zones:
         scene.zone(name)  # an unknown zone fails before anything runs, listing the valid ones
+    out_dir.mkdir(parents=True, exist_ok=True)  # only once every input has been checked
     host.run_for(1.0)
 
     wall_start = time.perf_counter()

@@ -3,7 +3,7 @@
 For one backend (``--planner NAME``) or every backend that can run here (``--planner all``), plans
 the suite's ``test`` split (held-out instructions of seen templates) and ``unseen`` split (held-out
 templates), and the ``phrasing`` split and ``out_of_scope`` set of ``config/suites/<scene>_phrasing_v1.yaml``
-(:mod:`galley_core.tasks.phrasings`: everyday wordings from a second phrase grammar, and requests
+(:mod:`galley_core.language.phrasings`: everyday wordings from a second phrase grammar, and requests
 the scene cannot ground). Reports Kitchen-R's EM (eq. 1) per split, EM and whole-plan accuracy per
 phrasing kind, the false refusal rate on the in-scope splits and the false acceptance rate on the
 out-of-scope set per kind, as a Table II-style comparison; a refusal is any PlanningError (no plan).
@@ -39,7 +39,7 @@ from typing import Any
 from galley_cli import whole_number
 from galley_cli.errors import UsageError
 from galley_core.config import sub_config
-from galley_core.tasks.planning import PlanningError, PromptConfig
+from galley_core.language.planning import PlanningError, PromptConfig
 from galley_core.tasks.suite import SuiteError
 from galley_learning.planners import BACKENDS, make_planner
 from galley_learning.planners.configured import (
@@ -331,7 +331,8 @@ def _run(args: argparse.Namespace) -> int:
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     unknown = [s for s in splits if s not in ("train", *DEFAULT_SPLITS)]
     if not splits or unknown:
-        raise UsageError(f"--splits {args.splits!r}: splits are train, {', '.join(DEFAULT_SPLITS)}")
+        named = f"no split {', '.join(map(repr, unknown))}" if unknown else "no split named"
+        raise UsageError(f"--splits {args.splits!r}: {named}; splits are train, {', '.join(DEFAULT_SPLITS)}")
     try:
         figures = run_planner_eval(
             args.planner,

@@ -97,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except (*USER_ERRORS, FileNotFoundError) as err:
-        print(f"galley {args.command}: {err}", file=sys.stderr)
+        # One line, whatever the error's text holds (a YAML parser's message spans four).
+        print(f"galley {args.command}: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"galley {args.command}: interrupted", file=sys.stderr)

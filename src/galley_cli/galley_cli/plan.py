@@ -15,7 +15,7 @@ from typing import Any
 
 from galley_cli import seed_number
 from galley_cli.errors import UsageError
-from galley_core.tasks.planning import PlanningError
+from galley_core.language.planning import PlanningError
 from galley_learning.planners.configured import planner_from_params
 from galley_learning.planners.images import read_png, render_top_down
 

@@ -5,7 +5,7 @@
 for evaluation on episodes nobody tuned on (shuffled with the same seed, so that ``galley eval --episodes N``
 takes a mix of templates) to ``runs/suites/<scene>_v<N>_seed<S>.yaml``, away from config/suites/, whose
 suites are galley's defaults; ``galley suite --phrasing`` writes the held-out phrasing split
-and the out-of-scope set of :mod:`galley_core.tasks.phrasings` (a second phrase grammar, written
+and the out-of-scope set of :mod:`galley_core.language.phrasings` (a second phrase grammar, written
 apart from the suite's templates) to ``config/suites/<scene>_phrasing_v<N>.yaml``.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 from galley_cli import seed_number
 from galley_cli.errors import UsageError
-from galley_core.tasks.phrasings import generate_phrasing_suite
+from galley_core.language.phrasings import generate_phrasing_suite
 from galley_core.tasks.suite import SUITE_VERSION, generate_suite, save_suite
 from galley_runtime.config_files import find_scene
 

@@ -1,6 +1,7 @@
 """Kitchen-R's pick-and-place state machine (Sec. V-C): ten phases, raised-cosine blends, RMPflow.
 
-The phases and their targets are laid out by :mod:`galley_core.manipulation.phases`. Between the
+The phases and their targets are laid out by :mod:`galley_core.manipulation.phases`, in the reach
+geometry of :mod:`galley_core.manipulation.reach`; this module runs them in time. Between the
 previous target and the next, position and orientation follow the raised-cosine blend
 ``alpha(tau) = (1 - cos(pi tau)) / 2`` over ``tau`` in [0, 1] (slerp for orientation), in a time set by
 ``cartesian_speed_mps`` and ``angular_speed_rps`` (at least ``min_blend_s``); RMPflow tracks the
@@ -24,13 +25,12 @@ input (unknown object, no pose, NaN), as text naming the input.
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from galley_core.geometry import Transform, normalize_angle, quaternion_slerp
+from galley_core.geometry import Transform, quaternion_slerp
 from galley_core.manipulation._kinematics_kernels import rotation_error
 from galley_core.manipulation.kinematics import ArmKinematics
 from galley_core.manipulation.phases import (
@@ -41,7 +41,6 @@ from galley_core.manipulation.phases import (
     pick_phases,
     place_phases,
     place_tcp,
-    shoulder_point,
 )
 from galley_core.manipulation.poses import (
     matrix_from_quat,
@@ -51,6 +50,7 @@ from galley_core.manipulation.poses import (
     top_down_quaternion,
     upright,
 )
+from galley_core.manipulation.reach import ArmReach, held_offset, in_gripper
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpState
 
 __all__ = [
@@ -60,9 +60,6 @@ __all__ = [
 ]
 
 F64 = NDArray[np.float64]
-
-#: A pick's wrist turn stops this far inside the last joint's limits, radians.
-_WRIST_MARGIN_RAD = 0.2
 
 
 class PickPlaceState(enum.IntEnum):
@@ -116,12 +113,7 @@ class PickPlace:
         self._gripper = 1.0
         self._last_tcp: F64 | None = None
         self._tcp_speed = 0.0
-        # the shoulder, for the reach test and the grasp's turn; the waist axis, for the wrist's
-        self._shoulder = shoulder_point(self.arm)
-        _, _, _, points = self.arm.link_frames(np.zeros(self.arm.dof))
-        self._waist_axis = points[0]
-        tcp, _ = self.arm.tcp_pose(np.zeros(self.arm.dof))
-        self._reach = float(np.linalg.norm(tcp - self._shoulder))
+        self.reach = ArmReach.of(self.arm)  # the shoulder, the waist axis, the arm's length
 
     # -- status ----------------------------------------------------------------------------------
 
@@ -167,12 +159,12 @@ class PickPlace:
         c = self.config
         self._begin("pick", name, joints, now_s)
         position, yaw = upright(object_pose)
-        point, offset, closing = pick_grasp(grasp, position, yaw, self._shoulder)
+        point, offset, closing = pick_grasp(grasp, position, yaw, self.reach.shoulder)
         above = point + np.array([0.0, 0.0, c.approach_height_m])
         if self._unreachable(above, f"{name}'s grasp point"):
             return
-        closing = self._closing_within_wrist(point, yaw + closing) - yaw
-        retreat = self._retreat(point, float(position[2]), c.lift_height_m, yaw)
+        closing = self.reach.closing_within_wrist(self._rmp_state.q, point, yaw + closing) - yaw
+        retreat = self.reach.retreat(c, point, float(position[2]), c.lift_height_m, yaw)
         self._phases = pick_phases(c, offset, closing, retreat)
         self._grasp_offset = offset
         self._anchors = {"object": (position, yaw)}
@@ -187,21 +179,14 @@ class PickPlace:
         """
         tcp, tcp_r = self.arm.tcp_pose(np.asarray(joints, dtype=float))
         position, yaw = upright(object_pose)
-        local, offset = rotz(-yaw) @ (tcp - position), np.asarray(grasp.offset, dtype=float)
-        if grasp.symmetric:  # held anywhere on the circle the offset sweeps about the vertical
-            local, offset = (
-                np.array([np.hypot(*local[:2]), local[2]]),
-                np.array([np.hypot(*offset[:2]), offset[2]]),
-            )
-        if np.linalg.norm(local - offset) > self.config.grasp_check_distance_m:
+        if not in_gripper(grasp, tcp, position, yaw, self.config.grasp_check_distance_m):
             return False
         self._hold(name, tcp, tcp_r, position, yaw)
         return True
 
     def _hold(self, name: str, tcp: F64, tcp_r: F64, position: F64, yaw: float) -> None:
         """Hold ``name``: the tcp in the object's upright frame, the closing yaw relative to it."""
-        self._held_offset = rotz(-yaw) @ (tcp - position)
-        self._held_yaw = normalize_angle(math.atan2(tcp_r[1, 1], tcp_r[0, 1]) - yaw)
+        self._held_offset, self._held_yaw = held_offset(tcp, tcp_r, position, yaw)
         self.held = name
 
     def start_place(
@@ -220,14 +205,14 @@ class PickPlace:
             return
         self._begin("place", name, joints, now_s)
         position, yaw = upright(target)
-        tcp_at, yaw = place_tcp(self._held_offset, position, yaw, self._shoulder, free_yaw=free_yaw)
+        tcp_at, yaw = place_tcp(self._held_offset, position, yaw, self.reach.shoulder, free_yaw=free_yaw)
         if self._unreachable(tcp_at + np.array([0.0, 0.0, c.approach_height_m]), "the place target"):
             return
         # the empty gripper leaves as a pick's retreat leaves: at carry height, back towards the
         # shoulder, so that its fingers clear the counters the base drives past next
         release = tcp_at + np.array([0.0, 0.0, c.release_height_m])
-        retreat = self._retreat(
-            release, float(position[2]) + c.release_height_m, c.place_retreat_height_m, yaw
+        retreat = self.reach.retreat(
+            c, release, float(position[2]) + c.release_height_m, c.place_retreat_height_m, yaw
         )
         self._phases = place_phases(c, self._held_offset, self._held_yaw, retreat)
         self._anchors = {"target": (position, yaw)}
@@ -251,63 +236,10 @@ class PickPlace:
     def _unreachable(self, point: F64, what: str) -> bool:
         if not self.active:
             return True
-        distance = float(np.linalg.norm(point - self._shoulder))
-        limit = self._reach - self.config.reach_margin_m
-        if distance > limit:
-            self.fail(
-                f"unreachable: {what} is {distance:.2f} m from the shoulder, beyond the arm's "
-                f"{limit:.2f} m; park the base closer"
-            )
-            return True
-        return False
-
-    def _retreat(self, tcp: F64, bottom_z: float, rise_m: float, yaw: float) -> F64:
-        """A retreat's move from ``tcp`` (root frame), in the frame of its anchor at ``yaw``.
-
-        Up by at least ``rise_m``, and so that the (held or just released) object's bottom, now at
-        ``bottom_z``, would ride at ``carry_height_m``; and ``retreat_distance_m`` horizontally towards
-        the shoulder, no nearer it than ``retreat_min_radius_m`` (folded tighter, the elbow stalls at
-        its limit).
-        """
-        c = self.config
-        toward_base = np.array([self._shoulder[0] - tcp[0], self._shoulder[1] - tcp[1], 0.0])
-        norm = float(np.linalg.norm(toward_base))
-        back_m = min(c.retreat_distance_m, max(0.0, norm - c.retreat_min_radius_m))
-        back = toward_base / norm * back_m if norm > 1e-6 else np.zeros(3)
-        rise = max(rise_m, c.carry_height_m - bottom_z)
-        return np.asarray(rotz(-yaw) @ back + np.array([0.0, 0.0, rise]), dtype=float)
-
-    def _tcp_closing_yaw(self, q: F64) -> float:
-        _, rot = self.arm.tcp_pose(q)
-        return math.atan2(rot[1, 1], rot[0, 1])
-
-    def _closing_within_wrist(self, point: F64, closing: float) -> float:
-        """Of ``closing`` and its opposite (the fingers grip alike), the one nearer the gripper's heading.
-
-        Unless the wrist would turn past its limit for it: the wrist's turn is the heading change
-        less the waist's turn towards ``point`` (root frame), and a heading that would take the last
-        joint within ``_WRIST_MARGIN_RAD`` of its limit loses to the opposite one (an apple whose
-        nearer heading lay past the limit stalled 0.13 rad short in pre_grasp).
-        """
-        q = self._rmp_state.q
-        tcp, _ = self.arm.tcp_pose(q)
-        axis = self._waist_axis
-        waist_turn = math.atan2(point[1] - axis[1], point[0] - axis[0]) - math.atan2(
-            tcp[1] - axis[1], tcp[0] - axis[0]
-        )
-        turned = q.copy()
-        turned[-1] += 1e-3
-        heading = self._tcp_closing_yaw(q)
-        per_rad = normalize_angle(self._tcp_closing_yaw(turned) - heading) / 1e-3  # about -1 or +1
-        options = sorted(
-            ((normalize_angle(c - heading - waist_turn), c) for c in (closing, closing + math.pi)),
-            key=lambda option: abs(normalize_angle(option[1] - heading)),
-        )
-        lower, upper = self.arm.lower[-1] + _WRIST_MARGIN_RAD, self.arm.upper[-1] - _WRIST_MARGIN_RAD
-        for turn, c in options:
-            if lower <= q[-1] + turn / per_rad <= upper:
-                return c
-        return options[0][1]
+        reason = self.reach.unreachable(point, what, self.config.reach_margin_m)
+        if reason:
+            self.fail(reason)
+        return bool(reason)
 
     def _enter(self, index: int, now_s: float, object_pose: Transform | None) -> None:
         self._index = index

@@ -1,13 +1,11 @@
-"""Tasks: the plan grammar, instructions and how they are read, planning, execution and metrics.
+"""Tasks: plans and what happens to them: the plan grammar, the suite, execution, judging, metrics.
 
 * :mod:`.grammar`: the plan steps (:class:`Step`), parsing and validation (:class:`InvalidPlanError`);
 * :mod:`.suite`: the instruction suite, its templates and gold plans;
-* :mod:`.phrasings`: the held-out ``phrasing`` split and the ``out_of_scope`` set, from a second
-  phrase grammar (:mod:`.phrase_grammar`: kinds and vocabulary; :mod:`.wording`: wording a request;
-  :mod:`.typos`; :mod:`.out_of_scope`);
-* :mod:`.lexicon`, :mod:`.language`, :mod:`.refusal`: the words galley knows, reading an instruction
-  as people write it, and refusing what the scene cannot ground;
-* :mod:`.planning`: the planner interface every backend shares (:class:`PlanningError`);
 * :mod:`.executor`: running a plan step by step; :mod:`.judging`: whether each step did what it says;
+* :mod:`.replanning`: the state of the world after a failure (:class:`PlanContext`) and what remains;
 * :mod:`.metrics`: the evaluation metrics.
+
+Reading an instruction into a plan is :mod:`galley_core.language`'s; it imports this package's
+grammar, and nothing here imports it (test/test_floors.py holds both directions).
 """

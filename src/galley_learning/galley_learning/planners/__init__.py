@@ -1,4 +1,4 @@
-"""Task planner backends behind :class:`galley_core.tasks.planning.Planner`, imported lazily by name.
+"""Task planner backends behind :class:`galley_core.language.planning.Planner`, imported lazily by name.
 
 ``galley`` (the offline default, galley's own model), ``openai`` (OpenAI-compatible servers),
 ``llama_cpp`` (in-process GGUF under a GBNF grammar) and ``transformers`` (a local Hugging Face
@@ -13,7 +13,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from galley_core.tasks.planning import Planner, PromptConfig
+from galley_core.language.planning import Planner, PromptConfig
 from galley_core.tasks.suite import SuiteEntry
 from galley_learning.planners.worker import PlannerProcess
 

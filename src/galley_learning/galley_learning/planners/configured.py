@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from galley_core.config import param, sub_config
+from galley_core.language.planning import Planner, PromptConfig
 from galley_core.scene import Scene
-from galley_core.tasks.planning import Planner, PromptConfig
 from galley_core.tasks.suite import SuiteEntry, load_suite
 from galley_learning.planners import BACKENDS, WORKER_MODES, make_planner
 from galley_runtime.config_files import config_dirs, default_params_files, find_scene

@@ -3,8 +3,8 @@
 :func:`evaluate_planner` plans every entry of a split with the entry's rendered top-down image and
 compares with the gold plan; a failure counts as an empty plan (EM 0 for that entry).
 :func:`plan_entries` keeps every entry's outcome (a plan, or a refusal: any
-:class:`~galley_core.tasks.planning.PlanningError`), and :func:`generalisation_figures` turns the
-outcomes into the figures of issue 21: on the ``phrasing`` split (:mod:`galley_core.tasks.phrasings`)
+:class:`~galley_core.language.planning.PlanningError`), and :func:`generalisation_figures` turns the
+outcomes into the figures of issue 21: on the ``phrasing`` split (:mod:`galley_core.language.phrasings`)
 EM and whole-plan accuracy per phrasing kind and overall, the false refusal rate on the in-scope
 splits (``test``, ``unseen``, ``phrasing``) and the false acceptance rate on the ``out_of_scope``
 set per kind; :func:`format_comparison` sets them side by side for several backends, as Table II does.
@@ -21,11 +21,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from galley_core.language.phrase_grammar import OUT_OF_SCOPE_KINDS, PHRASING_KINDS
+from galley_core.language.phrasings import phrasing_kind
+from galley_core.language.planning import Planner, PlanningError, PromptConfig
 from galley_core.scene import Scene
 from galley_core.tasks.metrics import exact_match
-from galley_core.tasks.phrase_grammar import OUT_OF_SCOPE_KINDS, PHRASING_KINDS
-from galley_core.tasks.phrasings import phrasing_kind
-from galley_core.tasks.planning import Planner, PlanningError, PromptConfig
 from galley_core.tasks.suite import SuiteEntry
 from galley_learning.planners.configured import planner_from_params
 from galley_learning.planners.images import TopDownRenderer, blank_like

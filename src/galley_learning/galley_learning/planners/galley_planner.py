@@ -2,10 +2,10 @@
 
 :class:`GalleyPlanner` loads the weights shipped in ``planners/weights/`` (retrain with
 ``galley train-planner``) and plans on a CPU in milliseconds.
-It reads the instruction as :func:`galley_core.tasks.language.canonical` writes it (typos corrected,
+It reads the instruction as :func:`galley_core.language.reading.canonical` writes it (typos corrected,
 filler dropped, synonyms read), with location references ("the thing in the red zone") resolved to
 the object the presence head sees there; instructions the scene cannot ground are refused before
-(:func:`~galley_core.tasks.planning.check_instruction`), and after decoding a plan is cleared of
+(:func:`~galley_core.language.planning.check_instruction`), and after decoding a plan is cleared of
 relocations nobody asked for, or refused when it moves nothing (the request is already fulfilled).
 When it plans again after a failure (a :class:`~galley_core.tasks.replanning.PlanContext`), the
 plan first made is the goal and :func:`~galley_core.tasks.replanning.remaining_plan` plans what
@@ -22,16 +22,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from galley_core.scene import Scene
-from galley_core.tasks.grammar import format_step, valid_steps
-from galley_core.tasks.language import (
+from galley_core.language.planning import Plan, Planner, PlanningError, check_instruction
+from galley_core.language.reading import (
     canonical,
     canonical_tokens,
     location_references,
     read,
     related_relocations,
 )
-from galley_core.tasks.planning import Plan, Planner, PlanningError, check_instruction
+from galley_core.scene import Scene
+from galley_core.tasks.grammar import format_step, valid_steps
 from galley_core.tasks.replanning import PlanContext, remaining_plan
 from galley_core.tasks.suite import gold_plan
 from galley_learning.planners.galley_model import (
@@ -189,7 +189,7 @@ class GalleyPlanner(Planner):
     def plan(
         self, instruction: str, top_down_image: Any, scene: Scene, context: PlanContext | None = None
     ) -> Plan:
-        """See :meth:`galley_core.tasks.planning.Planner.plan`; the image is required.
+        """See :meth:`galley_core.language.planning.Planner.plan`; the image is required.
 
         With ``context``, the plan covers what remains of the context's first plan (or, without
         one, of the network's plan for the instruction) from the context's state; it is empty when

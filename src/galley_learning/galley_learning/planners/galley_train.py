@@ -7,7 +7,7 @@ that appear verbatim in the suite's ``test`` split are dropped, and episodes com
 seeds far from the suite's. As many again come from galley's own paraphrase grammar
 (:mod:`galley_learning.planners.phrasing`, its training wordings only): terse, reordered, chained,
 polite, misspelt requests. Every text is read as the planner reads it
-(:func:`galley_core.tasks.language.canonical`, location references resolved from the episode), and
+(:func:`galley_core.language.reading.canonical`, location references resolved from the episode), and
 while training a share of its non-name words is replaced by ``<unk>`` so that words the model never
 saw do not throw it. Each episode is rendered once by the simulator; several instructions share it.
 The suite's ``train`` split is the validation set shown after every epoch.
@@ -31,9 +31,9 @@ from torch import nn
 
 from galley_core.config import Config, param
 from galley_core.episode import Episode, sample_episode
+from galley_core.language.reading import canonical
 from galley_core.scene import Scene
 from galley_core.tasks.grammar import format_step
-from galley_core.tasks.language import canonical
 from galley_core.tasks.metrics import exact_match
 from galley_core.tasks.suite import SuiteEntry, generate_suite, gold_plan
 from galley_learning.planners.galley_model import (

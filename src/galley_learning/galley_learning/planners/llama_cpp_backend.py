@@ -1,6 +1,6 @@
 """The ``llama_cpp`` backend: a GGUF model in-process through llama-cpp-python, decoding under GBNF.
 
-The scene's GBNF grammar (:func:`galley_core.tasks.planning.plan_gbnf`) constrains sampling, so
+The scene's GBNF grammar (:func:`galley_core.language.planning.plan_gbnf`) constrains sampling, so
 every answer is ``{"plan": [valid steps]}``; temperature 0. Text only: the image is not sent.
 llama-cpp-python is optional (``pip install llama-cpp-python``; it builds from source).
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from galley_core.config import Config, param
-from galley_core.tasks.planning import PlanningError, Prompt, PromptConfig, TextPlanner
+from galley_core.language.planning import PlanningError, Prompt, PromptConfig, TextPlanner
 from galley_core.tasks.suite import SuiteEntry
 
 __all__ = ["LlamaCppConfig", "LlamaCppPlanner"]

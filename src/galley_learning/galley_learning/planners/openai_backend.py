@@ -1,6 +1,6 @@
 """The ``openai`` backend: any OpenAI-compatible chat-completions server (vLLM, llama.cpp, Ollama, hosted).
 
-The prompt (:func:`galley_core.tasks.planning.build_prompt`) goes to ``POST {base_url}/chat/completions``
+The prompt (:func:`galley_core.language.planning.build_prompt`) goes to ``POST {base_url}/chat/completions``
 with temperature 0, the top-down image as a PNG data URL where ``vision`` is on, and the scene's
 constraint in the form the server takes (``structured``):
 
@@ -31,7 +31,7 @@ import httpx
 import numpy as np
 
 from galley_core.config import Config, param
-from galley_core.tasks.planning import PlanningError, Prompt, PromptConfig, TextPlanner
+from galley_core.language.planning import PlanningError, Prompt, PromptConfig, TextPlanner
 from galley_core.tasks.suite import SuiteEntry
 
 __all__ = ["OpenAIConfig", "OpenAIPlanner", "image_data_url"]

@@ -205,7 +205,7 @@ def dev_set(
     return entries
 
 
-#: Requests galley must refuse, by kind: written to check :func:`galley_core.tasks.refusal.refusal`
+#: Requests galley must refuse, by kind: written to check :func:`galley_core.language.refusal.refusal`
 #: (with the rules in view, so they measure coverage, not generalisation).
 OUT_OF_SCOPE: dict[str, tuple[str, ...]] = {
     "unknown action": (

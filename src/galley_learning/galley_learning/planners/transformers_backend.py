@@ -1,10 +1,10 @@
 """The ``transformers`` backend: a local Hugging Face (V)LM in-process, decoding under the scene's schema.
 
-The scene's JSON Schema (:func:`galley_core.tasks.planning.plan_json_schema`, the same constraint the
+The scene's JSON Schema (:func:`galley_core.language.planning.plan_json_schema`, the same constraint the
 ``openai`` backend sends and ``llama_cpp``'s GBNF encodes) is compiled by llguidance into a token
 matcher; at every step of greedy decoding (temperature 0) the tokens the matcher rejects get
 logit -inf, so the answer is ``{"plan": [valid steps]}`` with the separators of the in-context
-examples (``", "``, ``": "``). :class:`~galley_core.tasks.planning.TextPlanner` still validates
+examples (``", "``, ``": "``). :class:`~galley_core.language.planning.TextPlanner` still validates
 every answer against the plan grammar.
 
 A model whose configuration has a ``vision_config`` is loaded as a VLM (``AutoProcessor`` and
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from galley_core.config import Config, param
-from galley_core.tasks.planning import PlanningError, Prompt, PromptConfig, TextPlanner
+from galley_core.language.planning import PlanningError, Prompt, PromptConfig, TextPlanner
 from galley_core.tasks.suite import SuiteEntry
 
 __all__ = ["TransformersConfig", "TransformersPlanner", "grammar_for"]

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
+from galley_core.language.planning import Plan, Planner, PlanningError
 from galley_core.scene import Scene
-from galley_core.tasks.planning import Plan, Planner, PlanningError
 from galley_core.tasks.replanning import PlanContext
 
 __all__ = ["NATIVE_LIBRARIES", "PlannerProcess"]

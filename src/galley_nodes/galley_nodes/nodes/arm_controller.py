@@ -236,7 +236,11 @@ class ArmControllerNode(Node):
             radius = max(spec.footprint_radius, spec.height / 2.0)
             balls.append((pose.translation + np.array([0.0, 0.0, spec.height / 2.0]), radius))
         return Obstacles.from_scene(
-            self.scene.boxes, root_from_map, balls, near=self.machine._shoulder, within_m=c.obstacle_range_m
+            self.scene.boxes,
+            root_from_map,
+            balls,
+            near=self.machine.reach.shoulder,
+            within_m=c.obstacle_range_m,
         )
 
     # -- control ---------------------------------------------------------------------------------

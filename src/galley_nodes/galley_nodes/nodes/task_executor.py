@@ -18,6 +18,9 @@ the executor publishes the world state on /task/replan (std_msgs/String, a
 holds, the steps done and why the last failed) and runs the plan the task planner answers with on
 /task/plan (an empty plan: the goal holds already). The monitor's ABORT of the failed step is
 then not the episode's end. /task/result lists the steps of every plan in order.
+
+This module runs the steps and judges them; :mod:`galley_nodes.nodes.step_goals` sends each step's
+goal to the node that executes it and teleports after a failed step.
 """
 
 from __future__ import annotations
@@ -26,25 +29,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from galley_core.config import param
-from galley_core.geometry import Pose2D, quaternion_from_yaw
 from galley_core.scene import Scene
-from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal, place_target
+from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal
 from galley_core.tasks.grammar import Action, InvalidPlanError, Step, parse_plan, validate_plan
 from galley_core.tasks.judging import judge_step, move_succeeded, robot_zone, settled
 from galley_core.tasks.replanning import EpisodeReplans
 from galley_nodes.nodes.base_mover import NAVIGATE_CALL, BaseMover
 from galley_nodes.nodes.ground_truth import TfGroundTruth
+from galley_nodes.nodes.step_goals import StepGoals
 from galley_runtime import messages
 from galley_runtime.config_files import find_scene
-from galley_runtime.conversions import pose_msg
 from galley_runtime.msg_constants import (
     ABORT,
     ACTION_ACTIVE,
     ACTION_FAILED,
     ACTION_IDLE,
     ACTION_SUCCEEDED,
-    ARM_PICK,
-    ARM_PLACE,
     EPISODE_DONE,
     STEP_FAILED,
     STEP_STARTED,
@@ -133,11 +133,11 @@ class TaskExecutorNode(Node):
         self._step_start_ns = 0
         self._plan_start_ns = 0
         self._active_seen = False
-        self._place_goal: tuple[float, float, float] | None = None
         self.truth = TfGroundTruth(self, self.scene)
         self.replans = EpisodeReplans(config.max_replans)
         self._replan_ns = 0
         self.mover = BaseMover(self, use_action=config.move_with == "navigate_to_pose", on_end=self._moved)
+        self.goals = StepGoals(self, self.scene, self.truth, self.mover)
         self._status(ACTION_IDLE, "", "waiting for a plan on /task/plan")
 
     # -- plan ----------------------------------------------------------------------------------
@@ -176,45 +176,7 @@ class TaskExecutorNode(Node):
         self._active_seen = False
         self._event(STEP_STARTED, step)
         self._status(ACTION_ACTIVE, self.instruction, "", phase=str(step))
-        if step.action == "move":
-            goal = move_goal(self.scene, step.target)
-            self.mover.start(
-                self.msg("geometry_msgs/msg/PoseStamped", header=self._header(), pose=pose_msg(goal))
-            )
-        elif step.action == "pick":
-            self.publish(
-                "arm/goal",
-                self.msg(
-                    "galley_msgs/msg/ArmGoal", header=self._header(), action=ARM_PICK, object_name=step.target
-                ),
-            )
-        else:
-            base = self.truth.base_pose()
-            poses = self.truth.object_poses()
-            others = {n: (t.translation[0], t.translation[1]) for n, t in poses.items()}
-            zone = robot_zone(self.scene, base)
-            self._place_goal = place_target(self.scene, zone, step.target, others, (base.x, base.y))
-            x, y, z = self._place_goal
-            # Put it down with the yaw it has in the gripper: no wrist rotation is asked for.
-            held = poses.get(step.target)
-            q = quaternion_from_yaw(held.yaw() if held is not None else 0.0)
-            target = {
-                "header": self._header(),
-                "pose": {
-                    "position": {"x": x, "y": y, "z": z},
-                    "orientation": dict(zip("xyzw", map(float, q), strict=True)),
-                },
-            }
-            self.publish(
-                "arm/goal",
-                self.msg(
-                    "galley_msgs/msg/ArmGoal",
-                    header=self._header(),
-                    action=ARM_PLACE,
-                    object_name=step.target,
-                    target_pose=target,
-                ),
-            )
+        self.goals.send(step)
 
     # -- status from the executing nodes -------------------------------------------------------
 
@@ -310,7 +272,7 @@ class TaskExecutorNode(Node):
             self.scene,
             self.truth,
             c,
-            place_goal=self._place_goal,
+            place_goal=self.goals.place_goal,
             hold_distance_m=c.pick_hold_distance_m if c.completion == "criteria" else None,
         )
 
@@ -321,7 +283,7 @@ class TaskExecutorNode(Node):
         step = runner.current
         result = runner.finish(success, reason, self.now_s())
         if not success and not runner.stopped and step is not None:
-            self._teleport_after(step)
+            self.goals.teleport_after(step)
         self._event(STEP_SUCCEEDED if success else STEP_FAILED, step, reason)
         text = (
             f"step {len(runner.results)}/{len(runner.plan)} {result.step!r}: "
@@ -359,26 +321,6 @@ class TaskExecutorNode(Node):
         self.replans.replans[-1]["error"] = reason
         self.log.warning(reason)
         self._finish_episode()
-
-    def _teleport_after(self, step: Step) -> None:
-        """Leave the world as the failed step should have (``teleport_on_failure``)."""
-        if step.action == "move":
-            pose, frame, z = move_goal(self.scene, step.target), self.config.base_frame, 0.0
-        elif step.action == "pick":  # the object into the gripper, carried (the pose is not read)
-            pose, frame, z = Pose2D(0.0, 0.0, 0.0), f"gripper/{step.target}", 0.0
-        else:  # place: the object onto its target
-            assert self._place_goal is not None
-            x, y, z = self._place_goal
-            pose, frame = Pose2D(x, y, 0.0), f"object/{step.target}"
-        msg = pose_msg(pose)
-        msg.position.z = z
-        self.publish(
-            "sim/teleport",
-            self.msg(
-                "geometry_msgs/msg/PoseStamped", header={"stamp": self.stamp(), "frame_id": frame}, pose=msg
-            ),
-        )
-        self.log.info(f"teleported {frame} to where {str(step)!r} should have left it")
 
     def _finish_episode(self) -> None:
         runner = self.runner

@@ -16,7 +16,7 @@ without one, as under Isaac Sim, it goes on with the last image), then plans aga
 context: what remains of the instruction from where the objects are now, published on /task/plan
 like any plan (with no steps when nothing remains).
 Failure reasons start with the kind (``empty_instruction``, ``unknown_name``, ``off_grammar``,
-``unavailable``, ``timeout``, ...) of :class:`galley_core.tasks.planning.PlanningError`.
+``unavailable``, ``timeout``, ...) of :class:`galley_core.language.planning.PlanningError`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from galley_core.config import sub_config
+from galley_core.language.planning import Planner, PlanningError, PromptConfig
 from galley_core.scene import Scene
-from galley_core.tasks.planning import Planner, PlanningError, PromptConfig
 from galley_core.tasks.replanning import PlanContext
 from galley_core.tasks.suite import SuiteError
 from galley_learning.planners import make_planner

@@ -3,8 +3,8 @@
 People wrap a request in words about themselves and the listener: an indirect request's frame
 ("is there any way you could ..."), asides ("if it's not too much trouble", "while you're at it"),
 idle remarks ("no rush"), wishes ("I'd like the bowl ..."). :func:`drop_asides` removes them by
-linguistic category, for the planner's reading (:func:`galley_core.tasks.language.canonical`) and
-for refusal (:mod:`galley_core.tasks.refusal`), so that a polite or hedged request is read as the
+linguistic category, for the planner's reading (:func:`galley_core.language.reading.canonical`) and
+for refusal (:mod:`galley_core.language.refusal`), so that a polite or hedged request is read as the
 request it is; :func:`verb_stem` reads "moving", "swapping" as their verbs. Pure Python.
 """
 
@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from galley_core.scene import Scene
-from galley_core.tasks.lexicon import (
+from galley_core.language.lexicon import (
     CONNECTORS,
     DETERMINERS,
     MODALS,
@@ -23,6 +22,7 @@ from galley_core.tasks.lexicon import (
     UNSUPPORTED_VERBS,
     WH,
 )
+from galley_core.scene import Scene
 
 __all__ = ["drop_asides", "verb_stem", "wishes_as_requests"]
 

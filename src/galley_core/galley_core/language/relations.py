@@ -8,7 +8,7 @@ where the cup was"). They ask for one object by another with prepositions of pla
 zone ("to the cup's zone", "the same spot as the cup", "wherever the cup is"), and in any word
 order ("next to the bowl: the apple", "the bowl needs the apple next to it").
 
-:func:`relations` reads the canonical tokens (:func:`galley_core.tasks.language.canonical_tokens`)
+:func:`relations` reads the canonical tokens (:func:`galley_core.language.reading.canonical_tokens`)
 clause by clause into :class:`Relation` s: ``swap`` (two objects exchange zones), ``near`` (an
 object goes to the zone of another), ``to`` (an object goes to a zone) and ``swap_zones`` ("swap
 the contents of the red and green zones"), or None when a clause is none of these.
@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from galley_core.language.structure import split_clauses
 from galley_core.scene import Scene
-from galley_core.tasks.structure import split_clauses
 
 __all__ = ["Relation", "relations", "resolve"]
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from galley_core.language.planning import PlanningError, check_instruction
+from galley_core.language.reading import canonical, canonical_tokens
+from galley_core.language.relations import Relation, relations, resolve
 from galley_core.scene import load_scene
-from galley_core.tasks.language import canonical, canonical_tokens
-from galley_core.tasks.planning import PlanningError, check_instruction
-from galley_core.tasks.relations import Relation, relations, resolve
 
 REPO = Path(__file__).resolve().parents[2]
 #: Where each object lies in the examples below.

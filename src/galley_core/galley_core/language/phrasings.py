@@ -26,7 +26,7 @@ no training data touches. Each instruction is labelled with one phrasing kind:
 
 Gold plans come from :func:`galley_core.tasks.suite.gold_plan` and the episode's start zones, so
 they are exactly what the suite's plans would be for the same request. Episodes are drawn from
-seeds at :data:`~galley_core.tasks.phrase_grammar.EPISODE_SEED_BASE` and above, disjoint from the
+seeds at :data:`~galley_core.language.phrase_grammar.EPISODE_SEED_BASE` and above, disjoint from the
 suite's (below 1,000,000) and from galley's training episodes (from 10,000,000). An instruction
 that the suite's own template matcher (:func:`~galley_core.tasks.suite.plan_for_instruction`)
 recognises is dropped, so no instruction of the split is worded as a suite template.
@@ -40,9 +40,9 @@ Everything is deterministic given the seed. :func:`generate_phrasing_suite` retu
 ``out_of_scope/<kind>``); ``galley suite --phrasing`` writes them to
 ``config/suites/<scene>_phrasing_v1.yaml``.
 
-The grammar's kinds and vocabulary are in :mod:`galley_core.tasks.phrase_grammar`, the wording of a
-request in :mod:`galley_core.tasks.wording`, typos in :mod:`galley_core.tasks.typos`, and the
-out-of-scope set in :mod:`galley_core.tasks.out_of_scope`.
+The grammar's kinds and vocabulary are in :mod:`galley_core.language.phrase_grammar`, the wording of a
+request in :mod:`galley_core.language.wording`, typos in :mod:`galley_core.language.typos`, and the
+out-of-scope set in :mod:`galley_core.language.out_of_scope`.
 """
 
 from __future__ import annotations
@@ -52,10 +52,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from galley_core.episode import Episode, sample_episode
-from galley_core.scene import Scene
-from galley_core.tasks.grammar import InvalidPlanError, format_step
-from galley_core.tasks.out_of_scope import generate_out_of_scope
-from galley_core.tasks.phrase_grammar import (
+from galley_core.language.out_of_scope import generate_out_of_scope
+from galley_core.language.phrase_grammar import (
     EPISODE_SEED_BASE,
     LOCATION_REFS,
     PHRASING_KINDS,
@@ -64,9 +62,8 @@ from galley_core.tasks.phrase_grammar import (
     SYNONYM_VERBS,
     SYNONYM_ZONE_WORDS,
 )
-from galley_core.tasks.suite import SuiteEntry, gold_plan, plan_for_instruction
-from galley_core.tasks.typos import add_typos
-from galley_core.tasks.wording import (
+from galley_core.language.typos import add_typos
+from galley_core.language.wording import (
     Request,
     Style,
     Wording,
@@ -77,6 +74,9 @@ from galley_core.tasks.wording import (
     terse,
     word_order,
 )
+from galley_core.scene import Scene
+from galley_core.tasks.grammar import InvalidPlanError, format_step
+from galley_core.tasks.suite import SuiteEntry, gold_plan, plan_for_instruction
 
 __all__ = [
     "Phrased",

@@ -1,6 +1,6 @@
 """Reading the structure of a plain relocation request, whatever its word order.
 
-galley's planner network reads the canonical text (:func:`galley_core.tasks.language.canonical`)
+galley's planner network reads the canonical text (:func:`galley_core.language.reading.canonical`)
 in the order a person wrote it, and word order it never saw in training ("the green zone is where
 the bowl goes", "over in green i want the bowl, the cup in red") throws it. Yet most requests are
 plain relocations: each clause names one object and the one zone it should go to. For those the
@@ -100,7 +100,7 @@ def _single_pair(tokens: Sequence[str], scene: Scene) -> tuple[str, str] | None:
 def relocation_pairs(tokens: Sequence[str], scene: Scene) -> list[tuple[str, str]] | None:
     """The (object, target zone) pairs of a plain relocation request in canonical tokens, or None.
 
-    ``tokens`` are :func:`~galley_core.tasks.language.canonical`'s words (a zone is "<name> zone",
+    ``tokens`` are :func:`~galley_core.language.reading.canonical`'s words (a zone is "<name> zone",
     punctuation ``sep``). One object and one target zone make one pair (:func:`_single_pair`);
     else None unless every clause that names an object or a zone names exactly
     one of each, no object twice, and nothing in the request says more than "this goes there"

@@ -1,6 +1,6 @@
 """The ``out_of_scope`` set: instructions the scene cannot ground, whose right answer is a refusal.
 
-By kind (:data:`~galley_core.tasks.phrase_grammar.OUT_OF_SCOPE_KINDS`): unknown actions,
+By kind (:data:`~galley_core.language.phrase_grammar.OUT_OF_SCOPE_KINDS`): unknown actions,
 questions, negations (nothing to do), absent objects, absent zones, nonsense and chit-chat; their
 plan is empty.
 """
@@ -11,15 +11,15 @@ import random
 from collections.abc import Callable
 
 from galley_core.episode import Episode, sample_episode
-from galley_core.scene import Scene
-from galley_core.tasks.phrase_grammar import (
+from galley_core.language.phrase_grammar import (
     EPISODE_SEED_BASE,
     OUT_OF_SCOPE_KINDS,
     PLAIN_VERBS,
     POLITE_OPENERS,
 )
+from galley_core.language.wording import capitalise
+from galley_core.scene import Scene
 from galley_core.tasks.suite import SuiteEntry
-from galley_core.tasks.wording import capitalise
 
 __all__ = ["generate_out_of_scope"]
 

@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 
-from galley_core.scene import load_scene
-from galley_core.tasks.grammar import InvalidPlanError, valid_steps
-from galley_core.tasks.planning import (
+from galley_core.language.planning import (
     PlanningError,
     Prompt,
     PromptConfig,
@@ -26,6 +24,8 @@ from galley_core.tasks.planning import (
     scene_description,
     select_examples,
 )
+from galley_core.scene import load_scene
+from galley_core.tasks.grammar import InvalidPlanError, valid_steps
 from galley_core.tasks.suite import load_suite
 
 REPO = Path(__file__).resolve().parents[2]

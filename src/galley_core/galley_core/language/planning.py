@@ -34,9 +34,9 @@ from typing import Any
 
 from galley_core.config import Config, param
 from galley_core.episode import sample_episode
+from galley_core.language.refusal import refusal
 from galley_core.scene import Scene
 from galley_core.tasks.grammar import InvalidPlanError, parse_plan, valid_steps, validate_plan
-from galley_core.tasks.refusal import refusal
 from galley_core.tasks.replanning import PlanContext, scene_graph_text
 from galley_core.tasks.suite import SuiteEntry
 
@@ -277,7 +277,7 @@ def check_instruction(instruction: str, scene: Scene) -> str:
     """The instruction, stripped; refused when the scene cannot ground it.
 
     Backends cannot know that a name is missing or that nothing was asked of them, so this runs
-    before any backend is asked: :func:`galley_core.tasks.refusal.refusal` reads the words
+    before any backend is asked: :func:`galley_core.language.refusal.refusal` reads the words
     (typos corrected) and refuses negations and requests for nothing, questions, actions other than
     moving objects between zones, requests that name no object or no place to put it
     (``out_of_scope``), and objects or zones the scene lacks (``unknown_name``).

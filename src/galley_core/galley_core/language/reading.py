@@ -12,11 +12,11 @@ What a person types is read as
   only the image can say, so the planner resolves them (:func:`canonical` with ``where``).
 
 :func:`canonical` is the text galley's own planner network reads: the words above with politeness,
-filler and asides about the listener dropped (:mod:`galley_core.tasks.asides`), "area" / "spot" /
+filler and asides about the listener dropped (:mod:`galley_core.language.asides`), "area" / "spot" /
 "region" / "place" (or a word galley lacks) after a zone's name read as "zone", a bare zone name
 given its "zone", verbs of carrying read as "move", punctuation as ``sep``; and a plain relocation
 request, in whatever word order, read as the suite's templates say it
-(:mod:`galley_core.tasks.structure`). Pure Python.
+(:mod:`galley_core.language.structure`). Pure Python.
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from galley_core.scene import Scene
-from galley_core.tasks.asides import drop_asides, verb_stem, wishes_as_requests
-from galley_core.tasks.lexicon import (
+from galley_core.language.asides import drop_asides, verb_stem, wishes_as_requests
+from galley_core.language.lexicon import (
     CORRECTABLE,
     DETERMINERS,
     FILLER,
@@ -41,8 +40,9 @@ from galley_core.tasks.lexicon import (
     REQUEST_PHRASES,
     ZONE_WORDS,
 )
-from galley_core.tasks.relations import relations, resolve
-from galley_core.tasks.structure import relocation_pairs, relocation_text
+from galley_core.language.relations import relations, resolve
+from galley_core.language.structure import relocation_pairs, relocation_text
+from galley_core.scene import Scene
 
 __all__ = [
     "Reading",
@@ -238,7 +238,7 @@ def canonical(
         where: zone -> the object that lies in it (from the image); resolves location references
             ("the thing in the red zone" -> "the apple"). Without it they stay as written.
         at: object -> the zone it lies in (from the image); turns swaps and "next to" requests
-            into plain relocations (:mod:`galley_core.tasks.relations`). Without it they stay.
+            into plain relocations (:mod:`galley_core.language.relations`). Without it they stay.
     """
     out = canonical_tokens(text, scene, where)
     pairs = related_relocations(out, scene, at) or relocation_pairs(out, scene)
@@ -250,7 +250,7 @@ def related_relocations(
 ) -> list[tuple[str, str]] | None:
     """The (object, zone) relocations of a swap or "next to" request in canonical ``tokens``.
 
-    Objects start where ``at`` says (:mod:`galley_core.tasks.relations`); None for other requests.
+    Objects start where ``at`` says (:mod:`galley_core.language.relations`); None for other requests.
     """
     found = relations(tokens, scene) if at else None
     return resolve(found, at) if found and at else None

@@ -1,7 +1,7 @@
 """galley's lexicon: the words its instruction reader knows, by what they do in an instruction.
 
-Word sets for :mod:`galley_core.tasks.language` (reading, typo correction, the planner network's
-canonical text) and :mod:`galley_core.tasks.refusal` (what galley refuses). :data:`LEXICON` is every
+Word sets for :mod:`galley_core.language.reading` (reading, typo correction, the planner network's
+canonical text) and :mod:`galley_core.language.refusal` (what galley refuses). :data:`LEXICON` is every
 word galley reads as itself besides the scene's names; :data:`CORRECTABLE` the words a typo is
 corrected towards.
 """

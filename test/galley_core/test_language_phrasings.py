@@ -8,23 +8,23 @@ from collections import Counter
 import pytest
 
 from galley_core.episode import sample_episode
-from galley_core.scene import load_scene
-from galley_core.tasks.grammar import InvalidPlanError, parse_plan, validate_plan
-from galley_core.tasks.out_of_scope import generate_out_of_scope
-from galley_core.tasks.phrase_grammar import (
+from galley_core.language.out_of_scope import generate_out_of_scope
+from galley_core.language.phrase_grammar import (
     EPISODE_SEED_BASE,
     OUT_OF_SCOPE_KINDS,
     PHRASING_KINDS,
     RELOCATION_KINDS,
 )
-from galley_core.tasks.phrasings import (
+from galley_core.language.phrasings import (
     generate_phrasing_suite,
     generate_phrasings,
     location_references,
     phrasing_kind,
 )
+from galley_core.language.typos import edit_distance, typo
+from galley_core.scene import load_scene
+from galley_core.tasks.grammar import InvalidPlanError, parse_plan, validate_plan
 from galley_core.tasks.suite import gold_plan, load_suite, plan_for_instruction
-from galley_core.tasks.typos import edit_distance, typo
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import random
 
+from galley_core.language.phrase_grammar import GRAMMAR_WORDS
 from galley_core.scene import Scene
-from galley_core.tasks.phrase_grammar import GRAMMAR_WORDS
 
 __all__ = ["add_typos", "edit_distance", "typo"]
 

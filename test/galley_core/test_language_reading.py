@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from galley_core.language.planning import PlanningError, check_instruction
+from galley_core.language.reading import canonical, location_references, read
+from galley_core.language.refusal import refusal
 from galley_core.scene import load_scene
-from galley_core.tasks.language import canonical, location_references, read
-from galley_core.tasks.planning import PlanningError, check_instruction
-from galley_core.tasks.refusal import refusal
 from galley_core.tasks.suite import load_suite
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,8 +1,8 @@
 """The second phrase grammar's data: its kinds, its vocabulary, and every word it can produce.
 
-Read by :mod:`galley_core.tasks.wording` (which words requests with it), :mod:`galley_core.tasks.typos`
-(a typo must not yield one of :data:`GRAMMAR_WORDS`) and :mod:`galley_core.tasks.out_of_scope`;
-:mod:`galley_core.tasks.phrasings` says what the grammar is for.
+Read by :mod:`galley_core.language.wording` (which words requests with it), :mod:`galley_core.language.typos`
+(a typo must not yield one of :data:`GRAMMAR_WORDS`) and :mod:`galley_core.language.out_of_scope`;
+:mod:`galley_core.language.phrasings` says what the grammar is for.
 """
 
 from __future__ import annotations

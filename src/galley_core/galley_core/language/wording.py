@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from galley_core.episode import Episode
-from galley_core.tasks.phrase_grammar import (
+from galley_core.language.phrase_grammar import (
     CLAUSE_CONNECTORS,
     DROP_PHRASES,
     ELIDING,

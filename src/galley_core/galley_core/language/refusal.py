@@ -1,11 +1,11 @@
 """Refusal: why the scene cannot ground an instruction, before any planner backend is asked.
 
-Every planner backend gets an instruction through :func:`galley_core.tasks.planning.check_instruction`,
+Every planner backend gets an instruction through :func:`galley_core.language.planning.check_instruction`,
 which asks :func:`refusal` whether the scene can ground it at all. :func:`refusal` says why an
 instruction gets no plan (kind ``out_of_scope`` or ``unknown_name``): negations and requests for
 nothing, questions, actions other than moving objects between zones, names the scene lacks,
 nothing named to move, or nowhere named to move it. It is a reader of words
-(:mod:`galley_core.tasks.language`), not a model: it refuses only what it recognises, so that
+(:mod:`galley_core.language.reading`), not a model: it refuses only what it recognises, so that
 in-scope requests in unfamiliar wording go through.
 """
 
@@ -13,18 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from galley_core.scene import Scene
-from galley_core.tasks.asides import drop_asides, verb_stem
-from galley_core.tasks.language import (
-    canonical_tokens,
-    drop_phrases,
-    is_known,
-    is_near_known,
-    location_references,
-    read,
-    scene_words,
-)
-from galley_core.tasks.lexicon import (
+from galley_core.language.asides import drop_asides, verb_stem
+from galley_core.language.lexicon import (
     ADJECTIVES,
     AUX,
     COLOURS,
@@ -44,7 +34,17 @@ from galley_core.tasks.lexicon import (
     WH,
     ZONE_WORDS,
 )
-from galley_core.tasks.relations import SWAP_WORDS, relations
+from galley_core.language.reading import (
+    canonical_tokens,
+    drop_phrases,
+    is_known,
+    is_near_known,
+    location_references,
+    read,
+    scene_words,
+)
+from galley_core.language.relations import SWAP_WORDS, relations
+from galley_core.scene import Scene
 
 __all__ = ["refusal"]
 
