@@ -14,6 +14,7 @@ setup(
     package_data={package_name: ["py.typed", "planners/weights/*.pt", "planners/weights/*.json"]},
     install_requires=[
         "galley-core",
+        "galley-description",
         "galley-runtime",
         "galley-sim",
         "numpy>=1.24",

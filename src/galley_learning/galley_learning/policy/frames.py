@@ -35,6 +35,7 @@ from scipy.spatial.transform import Rotation
 
 from galley_core.manipulation.kinematics import ArmKinematics, load_arm
 from galley_core.manipulation.phases import grasp_spec, shoulder_point
+from galley_description import ROBOT_XML
 from galley_learning.policy.goals import (
     GOAL_NAMES,
     GoalTracker,
@@ -52,7 +53,6 @@ from galley_learning.policy.observations import (
     robot_state,
 )
 from galley_runtime.config_files import find_scene
-from galley_sim.mjcf import ROBOT_XML
 
 __all__ = [
     "ACTION_NAMES",
