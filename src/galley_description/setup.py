@@ -5,7 +5,9 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 package_name = "galley_description"
-models = Path(package_name, "models")
+here = Path(__file__).resolve().parent
+#: One data_files entry per robot folder: share/galley_description/models/<robot>/ for ROS 2 tools.
+robots = sorted(p for p in (here / package_name / "models").iterdir() if p.is_dir())
 
 setup(
     name="galley-description",
@@ -21,9 +23,11 @@ setup(
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
         *(
-            (f"share/{package_name}/models/{robot.name}", sorted(str(f) for f in robot.iterdir()))
-            for robot in sorted(models.iterdir())
-            if robot.is_dir()
+            (
+                f"share/{package_name}/models/{robot.name}",
+                sorted(str(f.relative_to(here)) for f in robot.iterdir()),
+            )
+            for robot in robots
         ),
     ],
     zip_safe=False,

@@ -150,7 +150,7 @@ def episode_frames(
         rate_hz: frames per second (the cameras' rate, 10 Hz, by default).
         image_size: (width, height) to resize every image to; None keeps the recorded size.
         cameras: camera name -> image topic (none: no images).
-        arm: the arm's kinematics (default: galley_sim's robot).
+        arm: the arm's kinematics (default: galley_description's robot).
         observation: the state's preset (observations.OBSERVATIONS).
         actions: the action kind (observations.ACTIONS).
         scene: the scene the bag was recorded in (its objects' grasps, for the contact point).
@@ -248,7 +248,7 @@ def goal_rows(
     """
     from rosbags.rosbag2 import Reader  # noqa: PLC0415 (deferred: rosbags)
 
-    from galley_runtime.embedded.rosbags_messages import deserialize  # noqa: PLC0415 (deferred: rosbags)
+    from galley_runtime.rosbags_messages import deserialize  # noqa: PLC0415 (deferred: rosbags)
 
     tracker = tracker or goal_tracker()
     transforms: dict[str, Planar] = {}

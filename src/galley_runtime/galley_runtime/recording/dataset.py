@@ -41,9 +41,9 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 
 from galley_runtime.conversions import image_from_msg, odom_row
-from galley_runtime.embedded.rosbags_messages import deserialize
 from galley_runtime.msg_constants import ABORT, EPISODE_DONE, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
 from galley_runtime.recording.staging import interrupted_bags, interrupted_error, is_staging, staged_splits
+from galley_runtime.rosbags_messages import deserialize
 
 __all__ = ["DEFAULT_CAMERAS", "DatasetStreams", "iter_episodes", "iter_samples", "load_episode"]
 

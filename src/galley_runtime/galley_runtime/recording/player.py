@@ -27,8 +27,8 @@ from rosbags.interfaces import QosDurability
 from rosbags.rosbag2 import Reader
 
 from galley_runtime.embedded import EmbeddedHost
-from galley_runtime.embedded.rosbags_messages import deserialize
 from galley_runtime.qos import QoS
+from galley_runtime.rosbags_messages import deserialize
 
 __all__ = ["BagPlayer", "skip_monitor_output"]
 
