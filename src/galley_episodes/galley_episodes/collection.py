@@ -1,4 +1,7 @@
-"""``galley collect``: record randomised oracle episodes for training, in parallel, with progress.
+"""Record randomised oracle episodes for training, in parallel, with progress (``galley collect``).
+
+:func:`collect` takes a :class:`~galley_episodes.config.CollectConfig`; the options named here are
+its fields as ``galley collect`` spells them.
 
 Each episode draws a new random episode (robot start, object placement, colours; seed ``--seed``
 + its number) and a training-split suite instruction whose gold plan fits it, and runs the whole
@@ -30,31 +33,29 @@ each gold plan (``--steps 1``: one move per episode).
 
 from __future__ import annotations
 
-import argparse
 import json
-import math
 import random
+import re
 import shutil
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from galley_cli import episode_pool, image_size, positive_number, seed_number, whole_number
-from galley_cli.errors import UsageError
-from galley_cli.run import run_episode
 from galley_core.config import ConfigError
 from galley_core.episode import sample_episode
 from galley_core.files import replacing
 from galley_core.scene import SceneError
 from galley_core.tasks.grammar import InvalidPlanError
 from galley_core.tasks.suite import plan_for_instruction
+from galley_episodes.config import CollectConfig, EpisodeConfig
+from galley_episodes.episode import run_episode
+from galley_episodes.pool import episode_pool
 from galley_learning.planners.configured import load_suite_entries
 from galley_runtime.config_files import find_scene
 from galley_runtime.params_file import ParameterError
 
-__all__ = ["CollectConfig", "CollectError", "add_parser", "collect"]
+__all__ = ["CollectConfig", "CollectError", "collect", "parse_image_size"]
 
 
 class CollectError(ValueError):
@@ -66,21 +67,16 @@ def _user_errors() -> tuple[type[Exception], ...]:
     return (ConfigError, ParameterError, SceneError, InvalidPlanError)
 
 
-@dataclass(frozen=True)
-class CollectConfig:
-    """What to collect."""
+def parse_image_size(text: str) -> tuple[int, int]:
+    """(width, height) in pixels from ``WxH`` (e.g. ``96x72``), as ``--image-size`` takes it.
 
-    episodes: int
-    out: Path
-    workers: int = 1
-    seed: int = 1_000_000
-    image_size: tuple[int, int] = (320, 240)
-    depth: bool = False
-    camera_rate_hz: float = 10.0
-    suite: str = "kitchen_v1"
-    scene: str = "kitchen"
-    perturb: float = 0.0  # noise scale on the oracle's commands (perturber); 0: none
-    steps: int = 0  # the first this many steps of each gold plan; 0: all
+    Raises:
+        ValueError: not of that form.
+    """
+    match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
+    if not match:
+        raise ValueError(f"{text!r} is not WxH, e.g. 96x72")
+    return int(match[1]), int(match[2])
 
 
 def _params_yaml(config: CollectConfig) -> str:
@@ -124,31 +120,30 @@ def _run_one(
 ) -> dict[str, Any]:
     """One episode into ``work`` (a worker process); returns its summary."""
     start = time.perf_counter()
-    summary = run_episode(
-        instruction,
-        scene_name=scene,
-        seed=seed,
-        plan_text="; ".join(plan),
-        out_dir=Path(work),
-        cameras=True,
-        params=[Path(params)],
-        progress=False,
-        topdown="failed",
-        perturb=perturb,
+    episode = EpisodeConfig(
+        seed=seed, scene=scene, plan="; ".join(plan), cameras=True, topdown="failed", perturb=perturb
     )
+    summary = run_episode(instruction, episode, out_dir=Path(work), params=[Path(params)], progress=False)
     summary["collect_wall_s"] = round(time.perf_counter() - start, 2)
     return summary
 
 
-def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
-    """Collect ``config.episodes`` episodes into ``config.out``; returns what collection.json holds."""
+def collect(config: CollectConfig, *, out: Path, progress: bool = True) -> dict[str, Any]:
+    """Collect ``config.episodes`` episodes into ``out``; returns what collection.json holds.
+
+    Episodes already in ``out`` are kept; a larger ``episodes`` adds the rest.
+
+    Raises:
+        CollectError: a mistake every episode would repeat (a parameter, the scene); nothing more
+            is recorded.
+        ValueError: no train-split instructions, or ``out`` holds episodes of other camera settings.
+    """
     scene = find_scene(config.scene)
     entries = [e for e in load_suite_entries(config.suite) if e.split == "train"]
     if not entries:
         raise ValueError(
             f"suite {config.suite!r} has no train-split instructions; generate it with: galley suite"
         )
-    out = config.out
     done = _prepare(out)
     params = out / "params.yaml"
     if done and params.exists() and params.read_text() != _params_yaml(config):
@@ -282,76 +277,3 @@ def _write_records(
     with replacing(out / "collection.json") as tmp:  # whole: a bench may read it meanwhile
         tmp.write_text(json.dumps(report, indent=1) + "\n")
     return report
-
-
-def _run(args: argparse.Namespace) -> int:
-
-    if min(args.image_size) < 8:
-        raise UsageError(f"--image-size {args.image_size[0]}x{args.image_size[1]}: at least 8x8 pixels")
-    config = CollectConfig(
-        episodes=args.episodes,
-        out=args.out,
-        workers=args.workers,
-        seed=args.seed,
-        image_size=args.image_size,
-        depth=args.depth,
-        camera_rate_hz=args.camera_rate,
-        suite=args.suite,
-        scene=args.scene,
-        perturb=args.perturb,
-        steps=args.steps,
-    )
-    try:
-        report = collect(config)
-    except ValueError as err:
-        raise UsageError(str(err)) from None
-    run = report["this_run"]
-    print(
-        f"galley collect: {report['episodes_succeeded']} successful and {report['episodes_failed']} failed "
-        f"episodes in {args.out}; this run {run['episodes']} in {run['wall_s']:.0f} s "
-        f"({run['episodes_per_hour']} episodes/h); train with: galley train --data {args.out} --out RUN"
-    )
-    return 0
-
-
-def _scale(text: str) -> float:
-    """argparse type of --perturb: a finite number >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number (>= 0; 0: no perturbation)") from None
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"{text} is not allowed: a number >= 0 (0: no perturbation)")
-    return value
-
-
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser("collect", help="record randomised oracle episodes (bags) for training, in parallel")
-    p.add_argument("--episodes", type=whole_number(1), required=True, help="episodes in the collection")
-    p.add_argument(
-        "--out", type=Path, required=True, help="collection folder (episodes already there are kept)"
-    )
-    p.add_argument(
-        "--workers", type=whole_number(1), default=1, help="parallel simulator processes (default: 1)"
-    )
-    p.add_argument(
-        "--seed", type=seed_number, default=1_000_000, help="episode k uses seed SEED + k (default: 1000000)"
-    )
-    p.add_argument(
-        "--image-size", type=image_size, default=(320, 240), help="camera WIDTHxHEIGHT (default: 320x240)"
-    )
-    p.add_argument("--depth", action="store_true", help="record the base camera's depth too (large)")
-    p.add_argument("--camera-rate", type=positive_number, default=10.0, help="camera rate, Hz (default: 10)")
-    p.add_argument("--suite", default="kitchen_v1", help="instruction suite (train split is used)")
-    p.add_argument("--scene", default="kitchen", help="scene name (default: kitchen)")
-    p.add_argument(
-        "--perturb",
-        type=_scale,
-        default=0.0,
-        metavar="SCALE",
-        help="noise on the oracle's commands in short spells, recording what it commands (DART); 0: none",
-    )
-    p.add_argument(
-        "--steps", type=whole_number(0), default=0, help="keep the first N steps of each plan (0: all)"
-    )
-    p.set_defaults(run=_run)

@@ -1,5 +1,7 @@
-"""``galley run "<instruction>"``: one episode on the built-in simulator, recorded, with a report.
+"""One episode on the built-in simulator, recorded, with a report (``galley run "<instruction>"``).
 
+:func:`run_episode` takes the episode's settings as an :class:`~galley_episodes.config.EpisodeConfig`;
+the options named here are its fields as ``galley run`` spells them.
 The episode is drawn from ``--seed``. The plan is ``--plan`` (steps separated by ";") or, by
 default, what the task planner (``task_planner``, backend from config/galley.yaml: galley's own
 VLM unless changed) makes of the instruction and the episode's top-down image; EM compares it with
@@ -22,25 +24,25 @@ replan's reason and plan under ``replans``. ``--inject knock|move`` disturbs the
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from galley_cli import add_params_option, seed_number
-from galley_cli.bringup import Given, build_host, stack_settings
-from galley_cli.errors import UsageError
-from galley_cli.overrides import PRECEDENCE_HELP, Resolved, shown_path
-from galley_cli.replanning import ReplanLog, add_replan_options
-from galley_cli.report import TopicLog, top_down_axes
 from galley_core.episode import sample_episode
 from galley_core.scene import Scene
 from galley_core.tasks.grammar import InvalidPlanError, parse_plan, validate_plan
 from galley_core.tasks.metrics import exact_match, motion_metrics
 from galley_core.tasks.suite import plan_for_instruction
+from galley_episodes.bringup import Given, build_host, stack_settings
+from galley_episodes.config import EpisodeConfig, EpisodeError
+from galley_episodes.overrides import Resolved, shown_path
+from galley_episodes.replanning import ReplanLog
+from galley_episodes.report import TopicLog, top_down_axes
 from galley_nodes import stack
 from galley_runtime import messages
 from galley_runtime.config_files import find_map, find_scene
@@ -48,13 +50,9 @@ from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.msg_constants import ACTION_FAILED, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
 from galley_runtime.qos import QoS
 
-__all__ = ["add_parser", "policy_sees_images", "run_episode"]
+__all__ = ["EpisodeError", "policy_sees_images", "resolve_plan", "run_episode", "run_settings"]
 
 _TIME_MARGIN_S = 30.0
-
-
-class EpisodeError(ValueError):
-    """The instruction or plan cannot be run; the message says why and what to do."""
 
 
 def resolve_plan(
@@ -152,39 +150,42 @@ def run_settings(
 
 def run_episode(
     instruction: str,
+    config: EpisodeConfig | None = None,
     *,
-    scene_name: str = "kitchen",
-    seed: int = 0,
-    plan_text: str = "",
     out_dir: Path | None = None,
-    video: bool = False,
-    params: list[Path] | None = None,
-    progress: bool = True,
-    cameras: bool | None = None,
+    params: Sequence[Path] = (),
     policy: Path | None = None,
-    topdown: Literal["always", "failed"] = "always",
-    perturb: float = 0.0,
-    max_replans: int | None = None,
-    inject: str = "",
+    progress: bool = True,
+    **settings: Any,
 ) -> dict[str, Any]:
     """Run one episode and (with ``out_dir``) write its report; returns the episode summary.
 
-    The robot's cameras render when the run needs them (``cameras``, ``video``, or a learned
-    ``policy``, a training run that then replaces the oracle nodes), else where a ``params`` file
-    sets ``sim.cameras_enabled`` (off by default). Values of a ``params`` file that the command
-    replaces, or that win over its own, are printed as notes with ``progress``
-    (:func:`run_settings`). ``perturb`` > 0 puts the perturber between the oracle and the simulator
-    (noise of that scale in short spells; ``galley collect --perturb``). ``max_replans`` and
-    ``inject`` are ``--replan`` and ``--inject`` (None and "": the params files' ``max_replans``, no
-    injection). ``topdown`` says when
-    ``topdown.png`` is drawn: ``"always"``, or only for a ``"failed"`` episode (``galley collect``:
-    the picture costs matplotlib about 0.25 s, and failures are what a person looks at).
+    Args:
+        instruction: what to do, e.g. ``"Move the bowl to the green zone"``.
+        config: the episode's settings (default: :class:`EpisodeConfig`'s defaults).
+        out_dir: where the report goes (``episode.json``, ``bag/``, ``topdown.png``); None: nowhere,
+            and nothing is recorded.
+        params: ROS 2 params files layered on config/galley.yaml.
+        policy: a training run of a learned policy, which then replaces the oracle nodes.
+        progress: print the notes on ``params`` values (:func:`run_settings`) and each step.
+        settings: :class:`EpisodeConfig` fields that replace ``config``'s, e.g. ``seed=3``.
+
+    The robot's cameras render when the run needs them (``cameras``, ``video``, or a ``policy`` that
+    looks through them), else where a ``params`` file sets ``sim.cameras_enabled`` (off by default).
+    ``perturb`` > 0 puts the perturber between the oracle and the simulator (``galley collect
+    --perturb``). ``topdown="failed"`` draws ``topdown.png`` for failed episodes only (``galley
+    collect``: the picture costs matplotlib about 0.25 s, and failures are what a person looks at).
+
+    Raises:
+        EpisodeError: the instruction or plan cannot be run, or ``out_dir`` holds a bag already.
+        ConfigError: a setting is not allowed.
     """
-    if topdown not in ("always", "failed"):
-        raise ValueError(f"topdown must be 'always' or 'failed', not {topdown!r}")
-    needed = policy_sees_images(policy) or video or bool(cameras)
-    scene = find_scene(scene_name)
-    plan, gold = resolve_plan(instruction, scene, seed, plan_text)
+    config = dataclasses.replace(config or EpisodeConfig(), **settings)
+    seed, video, perturb, inject = config.seed, config.video, config.perturb, config.inject
+    max_replans = config.max_replans
+    needed = policy_sees_images(policy) or video or config.cameras
+    scene = find_scene(config.scene)
+    plan, gold = resolve_plan(instruction, scene, seed, config.plan)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         if (out_dir / "bag").exists():
@@ -196,7 +197,7 @@ def run_episode(
         seed,
         out_dir=out_dir,
         cameras=needed,
-        params=params or [],
+        params=list(params),
         policy=policy,
         perturb=perturb,
         max_replans=max_replans,
@@ -212,7 +213,7 @@ def run_episode(
         inject=bool(inject),
         perturb=perturb > 0,
     )
-    host = build_host(mode, settings, params or [])
+    host = build_host(mode, settings, list(params))
     log = TopicLog(host, video=video, top_down=out_dir is not None)  # the picture is drawn only there
     results: list[Any] = []
     planned: list[Any] = []
@@ -237,8 +238,8 @@ def run_episode(
         )
     else:
         plan = _plan_with_planner(host, probe, instruction, planned, planner_status)
-    config: Any = host.node("task_executor").config
-    limit = config.step_time_limit_s * len(plan) * (1 + 2 * config.max_replans)  # a replan: a plan again
+    executor: Any = host.node("task_executor").config
+    limit = executor.step_time_limit_s * len(plan) * (1 + 2 * executor.max_replans)  # a replan: a plan again
     host.run_until(lambda: bool(results), limit + _TIME_MARGIN_S)
     wall_s = time.perf_counter() - wall
     host.shutdown()
@@ -256,7 +257,7 @@ def run_episode(
     summary |= replans.summary(planned)
     if out_dir is not None:
         (out_dir / "episode.json").write_text(json.dumps(summary, indent=2) + "\n")
-        if topdown == "always" or not summary["success"]:
+        if config.topdown == "always" or not summary["success"]:
             _plot(log, scene, summary, objects=objects, path=out_dir / "topdown.png")
         if video:
             _write_video(log.frames, out_dir / "video.mp4")
@@ -401,46 +402,3 @@ def _write_video(frames: list[np.ndarray[Any, Any]], path: Path, fps: float = 10
     for frame in frames:
         writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
     writer.release()
-
-
-def _run(args: argparse.Namespace) -> int:
-    out = args.out or Path("runs") / time.strftime("run_%Y%m%d_%H%M%S")
-    print(f"galley run: {args.instruction!r}, episode seed {args.seed}; report in {out}/")
-    try:
-        summary = run_episode(
-            args.instruction,
-            scene_name=args.scene,
-            seed=args.seed,
-            plan_text=args.plan,
-            out_dir=out,
-            video=args.video,
-            params=list(args.params),
-            max_replans=args.replan,
-            inject=args.inject,
-        )
-    except EpisodeError as err:
-        raise UsageError(str(err)) from None
-    ok = sum(s["success"] for s in summary["steps"])
-    print(
-        f"galley run: {'succeeded' if summary['success'] else 'failed'}: {ok}/{len(summary['plan'])} steps, "
-        f"{summary['sim_time_s']:.0f} s simulated in {summary['wall_time_s']:.0f} s; EM {summary['em']}"
-    )
-    return 0 if summary["success"] else 1
-
-
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "run",
-        help="run one instruction on the built-in simulator, recorded, with a report",
-        description="Run one instruction on the built-in simulator, recorded, with a report. "
-        + PRECEDENCE_HELP,
-    )
-    p.add_argument("instruction", help='e.g. "Move the bowl to the green zone"')
-    p.add_argument("--seed", type=seed_number, default=0, help="episode seed (default: 0)")
-    p.add_argument("--scene", default="kitchen", help="scene name (default: kitchen)")
-    p.add_argument("--plan", default="", help='steps separated by ";" (default: ask the task_planner node)')
-    p.add_argument("--out", type=Path, default=None, help="output folder (default: runs/run_<time>)")
-    p.add_argument("--video", action="store_true", help="render the base camera and write video.mp4")
-    add_replan_options(p)
-    add_params_option(p)
-    p.set_defaults(run=_run)

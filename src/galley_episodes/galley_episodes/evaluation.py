@@ -1,4 +1,7 @@
-"""``galley eval``: Kitchen-R's three evaluation modes over the instruction suite (Sec. IV, VII).
+"""Kitchen-R's three evaluation modes over the instruction suite (Sec. IV, VII); ``galley eval``.
+
+:func:`evaluate` takes an :class:`~galley_episodes.config.EvalConfig`; the options named here are its
+fields as ``galley eval`` spells them.
 
 * ``--mode planner``: the planner predicts a plan for each instruction (from the top-down image of
   its episode); EM (eq. 1) and the LCS ratio against the gold plans. Nothing is executed.
@@ -46,30 +49,26 @@ first plan's steps.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import time
+from collections.abc import Sequence
 from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from galley_cli import add_params_option, episode_pool, whole_number
-from galley_cli.errors import UsageError
-from galley_cli.overrides import PRECEDENCE_HELP
-from galley_cli.replanning import add_replan_options
-from galley_cli.report import goal_distances, plot_eval, sr_by_kind, write_csv
-from galley_cli.run import policy_sees_images, run_episode, run_settings
 from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
 from galley_core.tasks.suite import SuiteEntry, load_suite
+from galley_episodes.config import EVAL_MODES, EpisodeConfig, EvalConfig
+from galley_episodes.episode import policy_sees_images, run_episode, run_settings
+from galley_episodes.pool import episode_pool
+from galley_episodes.report import goal_distances, plot_eval, sr_by_kind, write_csv
 from galley_learning.planners.evaluate import predict_suite_plans
 from galley_runtime.config_files import config_dirs
 
-__all__ = ["add_parser", "evaluate"]
-
-MODES = ("planner", "policy", "joint")
+__all__ = ["evaluate", "predict_plans"]
 
 
 def _entries(suite: Path | None, split: str, count: int, steps: int = 0) -> tuple[str, list[SuiteEntry]]:
@@ -100,30 +99,30 @@ def predict_plans(planner: str, entries: list[SuiteEntry], scene: str) -> list[l
 
 
 def evaluate(
-    mode: str,
+    config: EvalConfig,
     *,
-    episodes: int,
     out_dir: Path,
-    suite: Path | None = None,
-    split: str = "test",
-    planner: str = "gold",
     policy: Path | None = None,
-    params: list[Path] | None = None,
-    workers: int = 1,
-    steps: int = 0,
-    max_replans: int | None = None,
-    inject: str = "",
+    params: Sequence[Path] = (),
 ) -> dict[str, Any]:
     """Run an evaluation, write its report into ``out_dir`` and return the metrics.
 
-    ``params``: extra ROS 2 params files layered on config/galley.yaml for every episode.
-    ``workers``: simulator processes executing episodes in parallel (policy and joint modes).
-    ``steps``: execute only the first this many steps of each gold plan (0: all).
-    ``max_replans``, ``inject``: ``--replan`` and ``--inject`` (policy and joint modes).
+    Args:
+        config: what to evaluate and how (mode, episodes, split, workers...).
+        out_dir: the report's folder (metrics.json, episodes.csv, steps.csv, metrics.png).
+        policy: a trained diffusion policy's run to execute instead of the oracle (policy, joint).
+        params: extra ROS 2 params files layered on config/galley.yaml for every episode.
+
+    Raises:
+        ValueError: the options do not go together (a policy in planner mode, say).
+        FileNotFoundError: no suite, no instructions in the split, or no policy.pt in ``policy``.
     """
+    mode, workers, inject, max_replans = config.mode, config.workers, config.inject, config.max_replans
+    params = list(params)
     replanning = max_replans is not None or bool(inject)
     _check_options(mode, policy, replanning)
-    scene_name, entries = _entries(suite, split, episodes, steps)
+    suite = Path(config.suite) if config.suite else None
+    scene_name, entries = _entries(suite, config.split, config.episodes, config.steps)
     out_dir.mkdir(parents=True, exist_ok=True)
     if mode in ("policy", "joint") and entries:  # what every episode does with the --params values
         settings = run_settings(
@@ -131,7 +130,7 @@ def evaluate(
             entries[0].seed,
             out_dir=None,
             cameras=policy_sees_images(policy),
-            params=params or [],
+            params=params,
             policy=policy,
             episode_from="the suite entry's episode",
             max_replans=max_replans,
@@ -139,7 +138,7 @@ def evaluate(
         )
         for note in settings.notes:
             print(note, flush=True)
-    predicted = predict_plans(planner, entries, scene_name) if mode in ("planner", "joint") else None
+    predicted = predict_plans(config.planner, entries, scene_name) if mode in ("planner", "joint") else None
     rows: list[dict[str, Any]] = []
     step_success: list[list[bool]] = []
     step_em: list[list[bool]] = []
@@ -150,7 +149,7 @@ def evaluate(
             entries,
             scene_name,
             policy=policy,
-            params=params or [],
+            params=params,
             workers=workers,
             start=wall_start,
             replan=(max_replans, inject) if replanning else None,
@@ -203,8 +202,8 @@ def evaluate(
 
 
 def _check_options(mode: str, policy: Path | None, replanning: bool) -> None:
-    if mode not in MODES:
-        raise ValueError(f"mode {mode!r}: use one of {', '.join(MODES)}")
+    if mode not in EVAL_MODES:
+        raise ValueError(f"mode {mode!r}: use one of {', '.join(EVAL_MODES)}")
     if policy is not None and mode == "planner":
         raise ValueError("--policy executes steps; use it with --mode policy or joint")
     if replanning and mode == "planner":
@@ -240,17 +239,14 @@ def _execute_one(
     ``outcomes`` are the first plan's.
     """
     max_replans, inject = replan or (None, "")
-    summary = run_episode(
-        entry.instruction,
-        scene_name=scene_name,
+    episode = EpisodeConfig(
         seed=entry.seed,
-        plan_text="; ".join(entry.plan),
-        progress=False,
-        policy=policy,
-        params=params,
-        max_replans=max_replans,
+        scene=scene_name,
+        plan="; ".join(entry.plan),
+        replan=-1 if max_replans is None else max_replans,
         inject=inject,
     )
+    summary = run_episode(entry.instruction, episode, progress=False, policy=policy, params=params)
     replans = summary["replans"]
     first = replans[0]["steps_done"] if replans else len(summary["steps"])
     outcomes = [s["success"] for s in summary["steps"][:first]]
@@ -360,67 +356,3 @@ def _metrics(
     if step_em and step_success:
         metrics["m"] = m_metric(step_em, step_success)
     return metrics
-
-
-def _run(args: argparse.Namespace) -> int:
-    print(
-        f"galley eval --mode {args.mode}: {args.episodes or 'all'} episodes of split {args.split!r}; "
-        f"report in {args.out}/"
-    )
-
-    if args.workers < 1:
-        raise UsageError(f"--workers {args.workers}: at least 1")
-    try:
-        metrics = evaluate(
-            args.mode,
-            episodes=args.episodes,
-            out_dir=args.out,
-            suite=args.suite,
-            split=args.split,
-            planner=args.planner,
-            policy=args.policy,
-            params=list(args.params),
-            workers=args.workers,
-            steps=args.steps,
-            max_replans=args.replan,
-            inject=args.inject,
-        )
-    except ValueError as err:
-        raise UsageError(str(err)) from None
-    print(json.dumps({k: v for k, v in metrics.items() if not isinstance(v, dict)}))
-    return 0
-
-
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "eval",
-        help="Kitchen-R's evaluation: planner (EM), policy (SR), joint (EM, SR, M)",
-        description="Kitchen-R's evaluation: planner (EM), policy (SR), joint (EM, SR, M). Every episode "
-        "is a `galley run` of a suite entry: " + PRECEDENCE_HELP,
-    )
-    p.add_argument("--mode", choices=MODES, required=True)
-    p.add_argument(
-        "--episodes", type=whole_number(0), default=50, help="instructions to evaluate; 0: the whole split"
-    )
-    p.add_argument(
-        "--suite", type=Path, default=None, help="suite file (default: config/suites/<newest>.yaml)"
-    )
-    p.add_argument("--split", default="test", choices=("train", "test", "unseen", "all"), help="suite split")
-    p.add_argument("--planner", default="gold", help="planner for EM: gold (sanity), galley, openai, ...")
-    p.add_argument(
-        "--policy",
-        type=Path,
-        default=None,
-        help="training run of a diffusion policy to execute instead of the oracle",
-    )
-    p.add_argument("--out", type=Path, default=Path("runs/eval"), help="output folder (default: runs/eval)")
-    p.add_argument(
-        "--workers",
-        type=whole_number(1),
-        default=1,
-        help="simulator processes running episodes in parallel (default: 1)",
-    )
-    p.add_argument("--steps", type=whole_number(0), default=0, help="run each plan's first N steps (0: all)")
-    add_replan_options(p)
-    add_params_option(p)
-    p.set_defaults(run=_run)
