@@ -176,6 +176,40 @@ def test_the_controllers_monitor_and_recorder_run_without_torch_or_mujoco():
     assert report["heavy"] == []
 
 
+_EXECUTABLES_CHILD = textwrap.dedent(
+    """
+    import importlib.abc, sys, types
+
+    class Blocked(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in ("torch", "mujoco", "galley_learning", "galley_sim"):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+
+    sys.meta_path.insert(0, Blocked())
+    ran = []
+    for name in ("galley_runtime.ros2", "galley_runtime.ros2.host"):  # rclpy's host, stood in for
+        sys.modules[name] = types.ModuleType(name)
+    sys.modules["galley_runtime.ros2.host"].run_node = lambda cls: ran.append(cls.name) or 0
+
+    from galley_nodes import executables
+
+    codes = {name: getattr(executables, name)() for name in ("diff_drive_controller", "task_planner", "sim")}
+    print(codes, ran)
+    """
+)
+
+
+def test_a_node_executable_names_the_extra_it_misses():
+    child = [sys.executable, "-c", _EXECUTABLES_CHILD]
+    done = subprocess.run(child, check=True, capture_output=True, text=True, timeout=120)
+    codes = {"diff_drive_controller": 0, "task_planner": 2, "sim": 2}
+    assert done.stdout.strip() == f"{codes} ['diff_drive_controller']"
+    assert "the node task_planner needs galley-nodes[planner]" in done.stderr
+    assert "pip install 'galley-nodes[sim]'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_the_ros2_path_imports_no_rosbags():
     code = (
         "import sys\n"
