@@ -11,7 +11,7 @@ image with the planned paths and the driven trajectory). The tasks issue replace
 The graph is the stack's ``tour`` (galley_nodes.stack). The command gives the simulator ``--scene``
 and ``--seed`` (a ``--params`` file's values there are replaced, with a note); a ``--params`` file's
 map (``map_server.yaml_filename``) and, without ``--cameras``, ``sim.cameras_enabled`` win over the
-command's, with a note (:mod:`galley_cli.overrides`).
+command's, with a note (:mod:`galley_episodes.overrides`).
 """
 
 from __future__ import annotations
