@@ -19,8 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from galley_cli import image_size
-from galley_cli.collect import CollectConfig, collect
+from galley_episodes import CollectConfig, collect, parse_image_size
 
 TARGET_EPISODES_PER_HOUR = 1000.0
 
@@ -29,7 +28,7 @@ def run(episodes: int, workers: int, size: tuple[int, int], root: Path) -> dict[
     out = root / f"workers_{workers}"
     start = time.perf_counter()
     report = collect(
-        CollectConfig(episodes=episodes, out=out, workers=workers, image_size=size), progress=False
+        CollectConfig(episodes=episodes, workers=workers, image_size=size), out=out, progress=False
     )
     wall_s = time.perf_counter() - start
     sim_s = sum(r["sim_time_s"] or 0.0 for r in report["episodes"].values())
@@ -56,7 +55,7 @@ def main() -> None:
         "--workers", type=int, default=os.cpu_count() or 2, help="parallel workers (default: CPUs)"
     )
     parser.add_argument(
-        "--image-size", type=image_size, default=(320, 240), help="camera WxH (default 320x240)"
+        "--image-size", type=parse_image_size, default=(320, 240), help="camera WxH (default 320x240)"
     )
     args = parser.parse_args()
     episodes = 2 if args.quick else args.episodes

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import galley_cli.run as episode_module
+import galley_episodes.episode as episode_module
 from galley_learning.planners.configured import load_suite_entries
 from galley_runtime.qos import QoS
 
@@ -65,7 +65,7 @@ def run(entries: list, cameras: bool) -> dict[str, Any]:
     for entry in entries:
         start = time.perf_counter()
         summary = episode_module.run_episode(
-            entry.instruction, seed=entry.seed, plan_text="; ".join(entry.plan), video=cameras, progress=False
+            entry.instruction, seed=entry.seed, plan="; ".join(entry.plan), video=cameras, progress=False
         )
         walls.append(time.perf_counter() - start)
         sim_s += summary["sim_time_s"]

@@ -23,6 +23,7 @@ Everything stays in ``--out``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -31,9 +32,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from galley_cli import image_size
-from galley_cli.collect import CollectConfig, collect
-from galley_cli.eval import evaluate
+from galley_episodes import CollectConfig, EvalConfig, collect, evaluate, parse_image_size
 from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset
 from galley_learning.policy.model import SIZES
 from galley_learning.policy.observations import ACTIONS
@@ -161,7 +160,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument(
         "--image-size",
-        type=image_size,
+        type=parse_image_size,
         default=None,
         help="cameras WxH while collecting (default: 32x24 for the low-dimensional sizes, else 96x72); "
         "a collection in --out is continued with its own",
@@ -180,14 +179,13 @@ def main() -> None:
     collection = out / "collection"
     settings = CollectConfig(
         episodes=args.episodes,
-        out=collection,
         workers=args.workers,
         seed=args.seed,
         image_size=args.image_size or ((32, 24) if not SIZES[args.size].cameras else (96, 72)),
         perturb=args.perturb,
         steps=args.steps,
     )
-    report = collect(settings)
+    report = collect(settings, out=collection)
     collect_min = (time.perf_counter() - start) / 60.0
 
     run, dataset = (
@@ -238,18 +236,14 @@ def main() -> None:
     chunk_ms = _chunk_ms(run, dataset)
 
     params = [collection / "params.yaml", _eval_params(out, args.step_limit)]
-    common = {"policy": run, "params": params, "workers": args.workers, "steps": args.steps}
-    held_out = evaluate(
-        "policy", episodes=args.eval_episodes, out_dir=out / "eval_heldout", split="test", **common
+    common = {"policy": run, "params": params}
+    evaluation = EvalConfig(
+        mode="policy", episodes=args.eval_episodes, workers=args.workers, steps=args.steps
     )
+    held_out = evaluate(dataclasses.replace(evaluation, split="test"), out_dir=out / "eval_heldout", **common)
     suite = _training_suite(collection, out, args.eval_episodes)
     on_train = evaluate(
-        "policy",
-        episodes=args.eval_episodes,
-        out_dir=out / "eval_train",
-        suite=suite,
-        split="train",
-        **common,
+        dataclasses.replace(evaluation, suite=str(suite), split="train"), out_dir=out / "eval_train", **common
     )
 
     figures = {

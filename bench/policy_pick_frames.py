@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from galley_cli.run import run_episode
+from galley_episodes import run_episode
 from galley_learning.policy.frames import ACTION_NAMES, episode_frames
 from galley_learning.policy.observations import state_names
 
@@ -73,7 +73,7 @@ def main() -> None:
     summary = run_episode(
         "pick frames",
         seed=args.seed,
-        plan_text=args.plan,
+        plan=args.plan,
         out_dir=args.out,
         params=args.params,
         progress=False,

@@ -29,10 +29,10 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from galley_nodes.nodes.recorder import RecorderNode
 from galley_nodes.nodes.square_driver import SquareDriverNode
 from galley_runtime.embedded import EmbeddedHost
-from galley_runtime.embedded.rosbags_messages import serialize, typestore
 from galley_runtime.qos import QoS
 from galley_runtime.recording.hdf5 import Hdf5EpisodeWriter
 from galley_runtime.recording.rosbags_writer import RosbagsWriter
+from galley_runtime.rosbags_messages import serialize, typestore
 from galley_sim.sim_node import SimNode
 
 SIM = {"seed": 1, "cameras_enabled": True}

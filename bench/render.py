@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from galley_cli import image_size
 from galley_core.episode import sample_episode
+from galley_episodes import parse_image_size
 from galley_runtime.config_files import find_scene
 from galley_sim.rendering import SideBySideRenderer
 from galley_sim.simulator import KitchenSim, SimOptions
@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2 episodes, 30 ticks (seconds)")
     parser.add_argument(
         "--image-size",
-        type=image_size,
+        type=parse_image_size,
         nargs="+",
         default=[(96, 72), (320, 240)],
         help="camera WxH (default: 96x72 320x240)",

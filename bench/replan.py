@@ -30,8 +30,7 @@ from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any
 
-from galley_cli import episode_pool
-from galley_cli.run import run_episode
+from galley_episodes import episode_pool, run_episode
 from galley_learning.planners.configured import load_suite_entries
 
 CONFIGS = {  # name -> (max_replans or None for the replan count asked, injected)
@@ -48,9 +47,9 @@ def one(entry: Any, max_replans: int, inject: str) -> dict[str, Any]:
     summary = run_episode(
         entry.instruction,
         seed=entry.seed,
-        plan_text="; ".join(entry.plan),
+        plan="; ".join(entry.plan),
         progress=False,
-        max_replans=max_replans,
+        replan=-1 if max_replans is None else max_replans,
         inject=inject,
     )
     return {

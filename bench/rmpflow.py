@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -25,8 +24,8 @@ from galley_core.manipulation import _rmp_kernels as kernels
 from galley_core.manipulation.kinematics import load_arm
 from galley_core.manipulation.poses import top_down_quaternion
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow
+from galley_description import ROBOT_XML
 
-ROBOT = Path(__file__).resolve().parents[1] / "src/galley_sim/galley_sim/models/galley_mm/robot.xml"
 POSTURE = np.array([0.0, -0.6, 1.6, 0.0, 0.57, 0.0])
 
 
@@ -60,7 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     count, repeats = (500, 3) if args.quick else (5000, 5)
 
-    arm = load_arm(ROBOT)
+    arm = load_arm(ROBOT_XML)
     rmp = RmpFlow(arm, posture=POSTURE)
     obstacles = scene()
     rng = np.random.default_rng(0)

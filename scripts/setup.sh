@@ -45,8 +45,8 @@ if [ "$(cat "$LLAMA_STAMP" 2>/dev/null)" != "$LLAMA_WANTED" ] \
         --no-binary llama-cpp-python --force-reinstall --no-deps -r requirements-llama.txt
     echo "$LLAMA_WANTED" > "$LLAMA_STAMP"
 fi
-echo "setup: installing galley_core, galley_runtime, galley_sim, galley_learning, galley_nodes, galley_cli, galley_isaac, galley_msgs"
+echo "setup: installing galley_core, galley_description, galley_runtime, galley_sim, galley_learning, galley_nodes, galley_episodes, galley_cli, galley_isaac, galley_msgs"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
-    -e src/galley_core -e src/galley_runtime -e src/galley_sim -e src/galley_learning \
-    -e src/galley_nodes -e src/galley_cli -e src/galley_isaac ./src/galley_msgs
+    -e src/galley_core -e src/galley_description -e src/galley_runtime -e src/galley_sim -e src/galley_learning \
+    -e src/galley_nodes -e src/galley_episodes -e src/galley_cli -e src/galley_isaac ./src/galley_msgs
 echo "setup: done; the galley command is .venv/bin/galley"

@@ -1,10 +1,11 @@
 """galley's packages stand on floors: each imports only packages below it, and no module circle.
 
-The floors (README, "Layout"): galley_core -> galley_runtime -> galley_sim -> galley_learning ->
-galley_nodes and galley_isaac -> galley_cli. Imports are read with the ast module, including those
-inside functions and ``importlib.import_module("...")`` calls, so that a loop cannot hide in a
-function body. An import inside a function is allowed only for an optional or slow dependency,
-and says which (``# noqa: PLC0415 (optional: torch)``); ruff's PLC0415 finds the others.
+The floors (README, "Layout"): galley_core and galley_description (data) -> galley_runtime ->
+galley_sim -> galley_learning -> galley_nodes and galley_isaac -> galley_episodes -> galley_cli.
+Imports are read with the ast module, including those inside functions and
+``importlib.import_module("...")`` calls, so that a loop cannot hide in a function body. An
+import inside a function is allowed only for an optional or slow dependency, and says which
+(``# noqa: PLC0415 (optional: torch)``); ruff's PLC0415 finds the others.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ BENCH = SRC.parent / "bench"
 #: Package -> floor. A package may import packages on lower floors only (not its floor-mates).
 FLOORS = {
     "galley_core": 0,
+    "galley_description": 0,
     "galley_runtime": 1,
     "galley_sim": 2,
     "galley_learning": 3,
     "galley_nodes": 4,
     "galley_isaac": 4,
-    "galley_cli": 5,
+    "galley_episodes": 5,
+    "galley_cli": 6,
 }
 
 

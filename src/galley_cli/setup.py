@@ -12,7 +12,15 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=[package_name, package_name + ".*"]),
     package_data={package_name: ["py.typed"]},
-    install_requires=["galley-core", "galley-runtime", "galley-sim", "galley-learning", "galley-nodes"],
+    install_requires=[
+        "galley-core",
+        "galley-runtime",
+        "galley-sim",
+        "galley-learning",
+        "galley-nodes[all]",
+        "galley-episodes",
+        "numpy>=1.24",
+    ],
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),

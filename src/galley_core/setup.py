@@ -12,7 +12,7 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=[package_name, package_name + ".*"]),
     package_data={package_name: ["py.typed"]},
-    install_requires=["numpy>=1.24", "scipy>=1.10", "numba>=0.58"],
+    install_requires=["numpy>=1.24", "scipy>=1.10", "numba>=0.58", "pyyaml>=5.4"],
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),

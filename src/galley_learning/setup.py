@@ -14,13 +14,15 @@ setup(
     package_data={package_name: ["py.typed", "planners/weights/*.pt", "planners/weights/*.json"]},
     install_requires=[
         "galley-core",
+        "galley-description",
         "galley-runtime",
-        "galley-sim",
         "numpy>=1.24",
         "torch>=2.3",
         "httpx>=0.27",
     ],
     extras_require={
+        # planners.images.TopDownRenderer renders the planner's training images with the simulator.
+        "sim": ["galley-sim"],
         "policy": ["diffusers>=0.30", "scipy>=1.10", "opencv-python-headless>=4.8"],
         "lerobot": ["pyarrow>=15", "av>=15,<16"],
         "transformers": ["transformers>=5", "llguidance>=1.0"],

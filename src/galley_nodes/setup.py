@@ -25,14 +25,17 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=[package_name, package_name + ".*"]),
     package_data={package_name: ["py.typed"]},
-    install_requires=[
-        "galley-core",
-        "galley-runtime",
-        "galley-sim",
-        "galley-learning",
-        "numpy>=1.24",
-        "pyyaml>=5.4",
-    ],
+    # The controllers, the monitor and the recorder need neither torch nor MuJoCo; the three nodes
+    # that do come with an extra each (executables.EXTRAS), so that a real robot or Isaac Sim
+    # installs galley-nodes alone, and `pip install galley-nodes[all]` brings every node.
+    install_requires=["galley-core", "galley-description", "galley-runtime", "numpy>=1.24"],
+    extras_require={
+        "planner": ["galley-learning"],  # task_planner: the VLM planner backends (torch)
+        "policy": ["galley-learning[policy]"],  # diffusion_policy: Diffusion Policy (torch, diffusers)
+        "sim": ["galley-sim"],  # sim: the built-in MuJoCo simulator as a node
+        "hdf5": ["galley-runtime[hdf5]"],  # recorder's episode.h5 beside the bag (h5py)
+        "all": ["galley-learning[policy]", "galley-sim", "galley-runtime[hdf5]"],
+    },
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),

@@ -13,6 +13,10 @@ setup(
     packages=find_packages(include=[package_name, package_name + ".*"]),
     package_data={package_name: ["py.typed", "interfaces/*/action/*.action"]},
     install_requires=["galley-core", "numpy>=1.24", "pyyaml>=5.4", "rosbags>=0.11.9,<0.12"],
+    extras_require={
+        "hdf5": ["h5py>=3.8"],  # recording.hdf5: HDF5 episodes beside the bag
+        "repair": ["mcap>=1.6"],  # recording.repair of a killed recording's .mcap file
+    },
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),

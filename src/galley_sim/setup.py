@@ -11,9 +11,10 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=[package_name, package_name + ".*"]),
-    package_data={package_name: ["py.typed", "models/*/*.xml", "models/*/*.md"]},
+    package_data={package_name: ["py.typed"]},
     install_requires=[
         "galley-core",
+        "galley-description",
         "galley-runtime",
         "mujoco>=3.3",
         "numpy>=1.24",

@@ -117,7 +117,7 @@ def test_doctor_finds_a_headless_render_backend_or_says_how_to_get_one():
 
 @pytest.mark.parametrize("fill", [True, False])
 def test_episode_workers_that_fill_the_cpus_get_one_rasteriser_thread_each(monkeypatch, fill):
-    from galley_cli import _quiet_worker
+    from galley_episodes.pool import _quiet_worker
 
     monkeypatch.delenv("LP_NUM_THREADS", raising=False)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")  # a user's setting stays

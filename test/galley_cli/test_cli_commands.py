@@ -105,7 +105,7 @@ def test_run_reports_which_params_file_values_it_kept_and_which_it_replaced(shor
 def test_params_precedence_for_cameras_rates_and_eval(tmp_path: Path) -> None:
     """Without --video a file's cameras win (and the monitor then watches them); with --video or a
     policy the command's win; the monitor watches the camera topics' rates where the cameras are on."""
-    from galley_cli.run import run_settings
+    from galley_episodes.episode import run_settings
 
     on = tmp_path / "on.yaml"
     on.write_text("sim:\n  ros__parameters:\n    cameras_enabled: true\n")

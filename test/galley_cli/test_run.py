@@ -56,7 +56,7 @@ def test_run_mistakes_are_one_line(repo, tmp_path):
 
 def test_an_episode_without_a_report_renders_no_image(monkeypatch):
     """Cameras off and no --out: nothing draws topdown.png, so the simulator renders nothing."""
-    from galley_cli.run import run_episode
+    from galley_episodes import run_episode
     from galley_sim.simulator import KitchenSim
 
     rendered: list[str] = []
@@ -68,7 +68,7 @@ def test_an_episode_without_a_report_renders_no_image(monkeypatch):
 
     monkeypatch.setattr(KitchenSim, "render", counting_render)
     summary = run_episode(
-        "Move the bowl to the green zone", seed=0, plan_text="move to the purple zone", progress=False
+        "Move the bowl to the green zone", seed=0, plan="move to the purple zone", progress=False
     )
     assert summary["success"] and rendered == []
 

@@ -10,7 +10,7 @@ from galley_core.manipulation import _kinematics_kernels as kernels
 from galley_core.manipulation.kinematics import KinematicsError, load_arm
 from galley_sim.simulator import ARM_JOINTS
 
-ROBOT = "src/galley_sim/galley_sim/models/galley_mm/robot.xml"
+ROBOT = "src/galley_description/galley_description/models/galley_mm/robot.xml"
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from galley_core.manipulation.poses import grasp_point, raised_cosine, top_down_
 from galley_core.manipulation.rmpflow import RmpFlow
 from galley_core.scene import ObjectSpec
 
-ROBOT = "src/galley_sim/galley_sim/models/galley_mm/robot.xml"
+ROBOT = "src/galley_description/galley_description/models/galley_mm/robot.xml"
 POSTURE = np.array([0.0, -0.6, 1.6, 0.0, 0.57, 0.0])
 
 

@@ -13,7 +13,7 @@ from galley_core.manipulation.poses import top_down_quaternion
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig, RmpState
 from galley_core.scene import Box
 
-ROBOT = "src/galley_sim/galley_sim/models/galley_mm/robot.xml"
+ROBOT = "src/galley_description/galley_description/models/galley_mm/robot.xml"
 POSTURE = np.array([0.0, -0.6, 1.6, 0.0, 0.57, 0.0])  # the arm_controller's default posture
 
 

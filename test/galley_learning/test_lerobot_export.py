@@ -39,7 +39,7 @@ def _small_params(folder: Path) -> Path:
 @pytest.fixture(scope="session")
 def collection(tmp_path_factory):
     """Two short successful episodes with cameras under episodes/, and one under failed/."""
-    from galley_cli.run import run_episode
+    from galley_episodes import run_episode
 
     root = tmp_path_factory.mktemp("collection")
     params = _small_params(tmp_path_factory.mktemp("params"))
@@ -47,7 +47,7 @@ def collection(tmp_path_factory):
         summary = run_episode(
             "Move the bowl to the green zone",
             seed=i,
-            plan_text=plan,
+            plan=plan,
             out_dir=root / "episodes" / f"ep_{i:06d}",
             video=True,
             progress=False,
@@ -347,13 +347,13 @@ def test_resampling_and_resizing_options(collection, tmp_path):
 @pytest.fixture(scope="module")
 def camera_less(tmp_path_factory):
     """A collection whose one bag was recorded without cameras."""
-    from galley_cli.run import run_episode
+    from galley_episodes import run_episode
 
     root = tmp_path_factory.mktemp("no_cameras")
     run_episode(
         "Move the bowl to the green zone",
         seed=2,
-        plan_text=PLANS[0],
+        plan=PLANS[0],
         out_dir=root / "ep_000000",
         video=False,
         progress=False,

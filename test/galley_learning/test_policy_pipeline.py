@@ -22,10 +22,10 @@ pytest.importorskip("torch")
 pytest.importorskip("diffusers")
 import torch
 
-from galley_cli.collect import CollectConfig, collect
 from galley_cli.main import main
 from galley_core.config import ConfigError
 from galley_core.tasks.suite import load_suite
+from galley_episodes import CollectConfig, collect
 from galley_learning.policy import checkpoints
 from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset, find_bags, sampled_frames
 from galley_learning.policy.frames import ACTION_NAMES, STATE_NAMES, episode_frames
@@ -82,12 +82,12 @@ def test_collection_keeps_successes_apart_from_failures(collection: Path) -> Non
 
 def test_collect_again_keeps_what_is_there(collection: Path) -> None:
     before = json.loads((collection / "collection.json").read_text())["episodes"]
-    report = collect(CollectConfig(episodes=2, out=collection, image_size=(64, 48)), progress=False)
+    report = collect(CollectConfig(episodes=2, image_size=(64, 48)), out=collection, progress=False)
     assert report["this_run"]["episodes"] == 0
     assert report["episodes"] == before
     # other camera settings would mix two kinds of episode under one params.yaml: refused
     with pytest.raises(ValueError, match="other camera settings"):
-        collect(CollectConfig(episodes=3, out=collection, image_size=(32, 24)), progress=False)
+        collect(CollectConfig(episodes=3, image_size=(32, 24)), out=collection, progress=False)
     assert "image_width: 64" in (collection / "params.yaml").read_text()
 
 
@@ -274,7 +274,7 @@ def test_policy_node_sees_what_training_sees(
     commands must be the bag's action there.
     """
     import galley_nodes.nodes.diffusion_policy as node_module
-    from galley_cli.run import run_episode
+    from galley_episodes import run_episode
 
     seen: list[dict[str, object]] = []
     act = PolicyRunner.act
@@ -331,7 +331,7 @@ def test_after_a_failed_pick_the_policy_carries_the_object_teleported_into_its_g
     """Every step scored: the failed pick's object is put into the gripper, the arm tucked under the
     policy node, which then holds the gripper closed and follows the arm's jump (else its RMPflow,
     still where the pick left the arm, would swing the arm back and drop the object)."""
-    from galley_cli.run import run_episode
+    from galley_episodes import run_episode
     from galley_runtime.embedded import EmbeddedHost
 
     end: dict[str, np.ndarray] = {}
@@ -359,7 +359,7 @@ def test_after_a_failed_pick_the_policy_carries_the_object_teleported_into_its_g
     )
     plan = "pick the bowl; move to the green zone"  # the pick where the robot starts: it cannot reach
     summary = run_episode(
-        "Move the bowl to the green zone", seed=0, plan_text=plan, params=[params], policy=run, progress=False
+        "Move the bowl to the green zone", seed=0, plan=plan, params=[params], policy=run, progress=False
     )
     assert (summary["steps"][0]["step"], summary["steps"][0]["success"]) == ("pick the bowl", False)
     assert summary["steps"][1]["duration_s"] >= 3.0  # the move ran (standing: teleported to its goal)
@@ -408,10 +408,10 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_collection_stops_at_a_mistake_every_episode_would_repeat(tmp_path: Path) -> None:
-    from galley_cli.collect import CollectError
+    from galley_episodes import CollectError
 
-    config = CollectConfig(episodes=3, out=tmp_path / "c", camera_rate_hz=-1.0)
+    config = CollectConfig(episodes=3, camera_rate_hz=-1.0)
     with pytest.raises(CollectError, match="camera_rate_hz") as err:
-        collect(config, progress=False)
+        collect(config, out=tmp_path / "c", progress=False)
     assert "nothing more was recorded" in str(err.value)
     assert not list((tmp_path / "c" / "failed").iterdir())

@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from galley_cli import bringup
-from galley_cli.errors import UsageError
-from galley_cli.run import run_settings
+from galley_episodes import EpisodeError, bringup
+from galley_episodes.episode import run_settings
 from galley_nodes import stack
 
 REPO = Path(__file__).resolve().parents[2]
@@ -68,7 +67,7 @@ def test_galley_run_keeps_its_nodes_and_refuses_nav2(tmp_path):
     ]
     assert stack.nav2_nodes(mode) == []
     settings = run_settings("kitchen", 0, out_dir=tmp_path, cameras=False, params=[], policy=None)
-    with pytest.raises(UsageError, match=r"embedded host cannot run.*nav2:=true"):
+    with pytest.raises(EpisodeError, match=r"embedded host cannot run.*nav2:=true"):
         bringup.build_host(stack.Mode(cameras=False, record=True, nav2=True), settings, [])
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from galley_cli.bringup import build_host
-from galley_cli.run import run_settings
+from galley_episodes.bringup import build_host
+from galley_episodes.episode import run_settings
 from galley_nodes import stack
 from galley_nodes.registry import load_node_class
 from galley_runtime import messages

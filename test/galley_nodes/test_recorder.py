@@ -21,8 +21,8 @@ from galley_nodes.nodes.recorder import DiskSpaceError, RecorderConfig, Recorder
 from galley_nodes.registry import NODES, load_node_class
 from galley_runtime import messages
 from galley_runtime.embedded import EmbeddedHost
-from galley_runtime.embedded.rosbags_messages import deserialize
 from galley_runtime.recording.metadata_file import read_custom_data
+from galley_runtime.rosbags_messages import deserialize
 from galley_sim.sim_node import SimNode
 
 

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from galley_cli.run import run_episode
+from galley_episodes import run_episode
 
 INSTRUCTION = "Move the bowl to the red zone"
 PLAN = "move to the green zone; pick the bowl; move to the red zone; place the bowl"  # seed 3
@@ -24,10 +24,10 @@ def test_an_injected_knock_is_recovered_only_with_a_replan(tmp_path, max_replans
     summary = run_episode(
         INSTRUCTION,
         seed=3,
-        plan_text=PLAN,
+        plan=PLAN,
         out_dir=tmp_path,
         progress=False,
-        max_replans=max_replans,
+        replan=max_replans,
         inject="knock",
     )
     assert summary["injected"]["kind"] == "knock" and summary["injected"]["object"] == "bowl"

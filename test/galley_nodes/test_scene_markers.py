@@ -4,8 +4,8 @@ from typing import Any
 
 from galley_nodes.registry import load_node_class
 from galley_runtime.embedded import EmbeddedHost
-from galley_runtime.embedded.rosbags_messages import serialize
 from galley_runtime.qos import QoS
+from galley_runtime.rosbags_messages import serialize
 
 
 def test_the_kitchen_and_the_robot_are_published_as_latched_markers():

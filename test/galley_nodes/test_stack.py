@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from galley_cli import bringup
-from galley_cli.run import run_settings
 from galley_cli.topics import topic_table
+from galley_episodes import bringup
+from galley_episodes.episode import run_settings
 from galley_nodes import stack
 from galley_nodes.registry import NODES, load_node_class
 

@@ -188,7 +188,7 @@ def test_teleport_after_a_failed_pick_puts_the_object_into_the_gripper_and_goes_
 def test_criteria_completion_judges_the_oracle_as_it_goes(tmp_path):
     """completion: criteria ends each step as soon as ground truth meets it (a pick before the
     oracle reports); a pick needs the object lifted and in the gripper."""
-    from galley_cli.run import run_episode
+    from galley_episodes import run_episode
 
     params = tmp_path / "criteria.yaml"
     params.write_text("task_executor:\n  ros__parameters:\n    completion: criteria\n")
@@ -196,7 +196,7 @@ def test_criteria_completion_judges_the_oracle_as_it_goes(tmp_path):
         mode: run_episode(
             "Move the bowl to the green zone",
             seed=0,
-            plan_text="move to the purple zone; pick the bowl",
+            plan="move to the purple zone; pick the bowl",
             params=extra,
             progress=False,
         )["steps"]

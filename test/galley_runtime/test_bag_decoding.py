@@ -16,9 +16,9 @@ from rosbags.serde import SerdeError
 
 from galley_runtime import messages
 from galley_runtime.embedded import EmbeddedHost
-from galley_runtime.embedded.rosbags_messages import deserialize, fast_dds_length, serialize, typestore
 from galley_runtime.qos import QoS
 from galley_runtime.recording.player import BagPlayer
+from galley_runtime.rosbags_messages import deserialize, fast_dds_length, serialize, typestore
 
 
 def _parameter_event():

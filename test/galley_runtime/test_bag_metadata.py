@@ -24,12 +24,12 @@ import yaml
 from rosbags.rosbag2 import Reader
 
 from galley_runtime import messages
-from galley_runtime.embedded.rosbags_messages import RosbagsMessages, serialize, typestore
 from galley_runtime.qos import QoS
 from galley_runtime.recording.metadata_file import load_metadata, update_custom_data
 from galley_runtime.recording.open_writer import open_bag_writer
 from galley_runtime.recording.rosbags_writer import RosbagsWriter
 from galley_runtime.recording.writer import BagWriterError
+from galley_runtime.rosbags_messages import RosbagsMessages, serialize, typestore
 
 MSG = RosbagsMessages()
 STRING = "std_msgs/msg/String"

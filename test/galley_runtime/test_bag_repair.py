@@ -24,7 +24,6 @@ from rosbags.rosbag2 import Reader
 
 from galley_cli.main import main
 from galley_learning.policy.dataset import find_bags
-from galley_runtime.embedded.rosbags_messages import RosbagsMessages, serialize
 from galley_runtime.qos import QoS
 from galley_runtime.recording import repair
 from galley_runtime.recording.dataset import iter_episodes
@@ -32,6 +31,7 @@ from galley_runtime.recording.metadata_file import read_custom_data, update_cust
 from galley_runtime.recording.repair import RepairError, repair_bag
 from galley_runtime.recording.rosbags_writer import RosbagsWriter
 from galley_runtime.recording.staging import UnfinishedBagError, check_bag, interrupted_bags
+from galley_runtime.rosbags_messages import RosbagsMessages, serialize
 
 try:  # optional, as for galley itself: the repair of .mcap files needs it
     from mcap.reader import make_reader

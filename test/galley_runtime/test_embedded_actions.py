@@ -18,9 +18,9 @@ from galley_runtime.actions import (
     ServerGoal,
 )
 from galley_runtime.embedded import EmbeddedHost
-from galley_runtime.embedded.rosbags_messages import deserialize
 from galley_runtime.node import Calls, Node, Serves, Timer
 from galley_runtime.qos import QoS
+from galley_runtime.rosbags_messages import deserialize
 
 FOLLOW = "nav2_msgs/action/FollowPath"
 

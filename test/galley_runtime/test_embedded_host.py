@@ -13,9 +13,9 @@ from galley_core.tf_tree import TransformError
 from galley_nodes.nodes.square_driver import SquareDriverNode
 from galley_nodes.nodes.trajectory_logger import TrajectoryLoggerNode
 from galley_nodes.nodes.unicycle_base import UnicycleBaseNode
-from galley_runtime import messages
+from galley_runtime import messages, rosbags_messages
 from galley_runtime.conversions import transform_stamped_msg
-from galley_runtime.embedded import EmbeddedHost, rosbags_messages
+from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.embedded.bus import TopicTypeError
 from galley_runtime.node import Node, Publishes, Subscribes, Timer
 from galley_runtime.params_file import ParameterError

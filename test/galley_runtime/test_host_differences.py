@@ -21,10 +21,10 @@ from galley_core.geometry import Pose2D
 from galley_nodes.registry import NODES, load_node_class
 from galley_runtime import messages
 from galley_runtime.embedded import EmbeddedHost
-from galley_runtime.embedded.rosbags_messages import typestore
 from galley_runtime.node import PerSeverityLogger
 from galley_runtime.params_file import ParameterError
 from galley_runtime.qos import QoS
+from galley_runtime.rosbags_messages import typestore
 
 
 def rcl_parsed_config(repo, tmp_path):
@@ -212,7 +212,7 @@ def test_a_joint_state_as_fast_dds_pads_it_reads_back() -> None:
     """
     from rosbags.serde import SerdeError
 
-    from galley_runtime.embedded.rosbags_messages import deserialize, serialize
+    from galley_runtime.rosbags_messages import deserialize, serialize
 
     msg = messages.new(
         "sensor_msgs/msg/JointState",

@@ -11,8 +11,7 @@ import pytest
 import yaml
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 
-from galley_runtime import messages, msg_constants
-from galley_runtime.embedded import rosbags_messages
+from galley_runtime import messages, msg_constants, rosbags_messages
 from galley_runtime.messages import MessageError
 
 

@@ -41,9 +41,8 @@ from galley_nodes.nodes.square_driver import SquareDriverNode  # noqa: E402
 from galley_nodes.nodes.trajectory_logger import TrajectoryLoggerNode  # noqa: E402
 from galley_nodes.nodes.unicycle_base import UnicycleBaseNode  # noqa: E402
 from galley_nodes.registry import load_node_class  # noqa: E402
-from galley_runtime import messages  # noqa: E402
+from galley_runtime import messages, rosbags_messages  # noqa: E402
 from galley_runtime.conversions import diagnostic_array_msg  # noqa: E402
-from galley_runtime.embedded import rosbags_messages  # noqa: E402
 from galley_runtime.node import Node, Publishes, Subscribes, Timer  # noqa: E402
 from galley_runtime.params_file import (  # noqa: E402
     ParameterError,

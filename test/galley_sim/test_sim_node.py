@@ -359,7 +359,7 @@ def test_the_same_seed_gives_the_same_episode_and_stream(kitchen, tmp_path):
 
 
 def messages_bytes(msg: Any) -> bytes:
-    from galley_runtime.embedded.rosbags_messages import serialize
+    from galley_runtime.rosbags_messages import serialize
 
     return serialize(msg)
 

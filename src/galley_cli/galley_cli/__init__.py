@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import math
-import os
-import re
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
+
+from galley_core.config import Config, add_arguments, describe_fields
+from galley_episodes.collection import parse_image_size
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -80,31 +78,64 @@ def add_params_option(parser: argparse.ArgumentParser) -> None:
 
 def image_size(text: str) -> tuple[int, int]:
     """argparse type of ``--image-size WxH`` (e.g. ``96x72``): (width, height) in pixels."""
-    match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not WxH, e.g. 96x72")
-    return int(match[1]), int(match[2])
+    try:
+        return parse_image_size(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def episode_pool(workers: int) -> ProcessPoolExecutor:
-    """Worker processes for whole episodes (``galley collect``, ``galley eval --workers``).
+def add_config_options(
+    parser: argparse.ArgumentParser,
+    cls: type[Config],
+    *,
+    types: Mapping[str, Callable[[str], Any]] | None = None,
+    **options: Any,
+) -> list[str]:
+    """:func:`galley_core.config.add_arguments`, with galley's own argparse types for counts and rates.
 
-    Spawned, so that no simulator or OpenGL state is forked; each uses one thread and logs only
-    errors (the parent shows progress). When the workers fill every CPU, software OpenGL
-    (llvmpipe) gets one rasteriser thread per worker instead of one per CPU in each: on a 2-core
-    machine two collecting workers ran about 5 % faster so (bench/collect.py, same sitting).
+    A whole number with a lower bound reads with :func:`whole_number`, a number > 0 with
+    :func:`positive_number`, so that their one-line errors read as every other galley command's
+    ("at least 1", "a number > 0"); ``types`` gives a field another type (a stricter bound of the
+    command's own). ``options`` are add_arguments' (``only``, ``skip``, ``aliases``).
     """
-    fill = workers >= (os.cpu_count() or 1)
-    return ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=get_context("spawn"),
-        initializer=_quiet_worker,
-        initargs=(fill,),
-    )
+    added = add_arguments(parser, cls, **options)
+    fields = {f.name: f for f in describe_fields(cls)}
+    for action in parser._actions:
+        if action.dest not in added or fields[action.dest].is_array:
+            continue
+        info = fields[action.dest]
+        if action.dest in (types or {}):
+            action.type = (types or {})[action.dest]
+        elif info.type is int and info.spec.ge is not None:
+            action.type = whole_number(int(info.spec.ge))
+        elif info.type is float and info.spec.gt == 0 and info.spec.ge is None:
+            action.type = positive_number
+    return added
 
 
-def _quiet_worker(one_rasteriser_thread: bool) -> None:
-    logging.basicConfig(level=logging.ERROR)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    if one_rasteriser_thread:
-        os.environ.setdefault("LP_NUM_THREADS", "1")  # read when the first GL context is made
+_REPLAN_HELP = "replans per episode after a failed step (default: the params files' max_replans, 0)"
+
+
+def replan_as_count(parser: argparse.ArgumentParser) -> None:
+    """``--replan N`` of galley run and galley eval: a count, the library's -1 being the option left out."""
+    for action in parser._actions:
+        if action.dest == "replan":
+            action.type = whole_number(0)
+            action.metavar = "N"
+            action.help = (
+                "replans per episode after a failed step (default: the params files' max_replans, 0)"
+            )
+
+
+def require_option(parser: argparse.ArgumentParser, dest: str) -> None:
+    """Make the option of a Config field required, and drop the default from its help.
+
+    :func:`galley_core.config.add_arguments` adds optional options; this is for a choice a command
+    leaves to the user (``galley eval --mode``, ``galley collect --episodes``).
+    """
+    for action in parser._actions:
+        if action.dest == dest:
+            action.required = True
+            action.help = str(action.help).split(" (default:")[0]
+            return
+    raise KeyError(f"{parser.prog} has no option for {dest!r}")

@@ -1,308 +1,29 @@
 """``galley collect``: record randomised oracle episodes for training, in parallel, with progress.
 
-Each episode draws a new random episode (robot start, object placement, colours; seed ``--seed``
-+ its number) and a training-split suite instruction whose gold plan fits it, and runs the whole
-stack with the robot's cameras on, the monitor watching and the recorder writing a bag — exactly
-what ``galley run --plan`` does. ``--out`` ends up holding:
-
-* ``episodes/ep_NNNNNN/``: successful episodes: ``bag/`` (rosbag2, mcap, with the recorder's
-  ``episode.json``), ``episode.json`` (the run's report);
-* ``failed/ep_NNNNNN/``: failed episodes, kept for inspection and never mixed into training data,
-  with ``topdown.png`` (the paths, the trajectory and the objects from above, as ``galley run``
-  draws them) to see what went wrong;
-* ``params.yaml``: the parameters the episodes ran with (image size, depth) on top of
-  config/galley.yaml; ``collection.json``: the settings, every episode's outcome, and the rate.
-
-The bags hold every topic but /clock: each message's timestamp is already the simulated time it
-was received at, and /clock at 100 Hz would be a fifth of the messages. ``galley replay`` runs
-its own clock; ``ros2 bag play --clock`` publishes one from the timestamps.
-
-Episodes already in ``--out`` are kept: running again with a larger ``--episodes`` adds the rest.
-
-``--perturb SCALE`` collects demonstrations with recoveries (DART, Laskey et al. 2017): the
-``perturber`` node adds noise to the oracle's /cmd_vel and arm commands in short spells before the
-simulator follows them, while the bag's actions stay what the oracle commanded, so the data show
-how the oracle comes back from where the noise pushed the robot. SCALE multiplies the perturber's
-standard deviations (0.06 m/s, 0.35 rad/s, 0.08 rad per arm joint at 1: the perturber's defaults,
-which a params file's ``perturber`` section changes, as the spells' timing). ``--steps N`` keeps the first N steps of
-each gold plan (``--steps 1``: one move per episode).
+The options are :class:`galley_episodes.CollectConfig`'s fields
+(:func:`galley_core.config.add_arguments`; ``--image-size`` is written ``WxH``, ``--camera-rate`` is
+``camera_rate_hz``); the collection is :func:`galley_episodes.collect`, whose module says what
+``--out`` ends up holding.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
-import random
-import shutil
-import time
-from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from galley_cli import episode_pool, image_size, positive_number, seed_number, whole_number
+from galley_cli import add_config_options, image_size, positive_number, require_option
 from galley_cli.errors import UsageError
-from galley_cli.run import run_episode
-from galley_core.config import ConfigError
-from galley_core.episode import sample_episode
-from galley_core.files import replacing
-from galley_core.scene import SceneError
-from galley_core.tasks.grammar import InvalidPlanError
-from galley_core.tasks.suite import plan_for_instruction
-from galley_learning.planners.configured import load_suite_entries
-from galley_runtime.config_files import find_scene
-from galley_runtime.params_file import ParameterError
+from galley_core.config import argument_help, config_from_arguments, describe_fields
+from galley_episodes import CollectConfig, collect
 
-__all__ = ["CollectConfig", "CollectError", "add_parser", "collect"]
-
-
-class CollectError(ValueError):
-    """A mistake in the inputs that every episode would repeat: collection stops."""
-
-
-def _user_errors() -> tuple[type[Exception], ...]:
-
-    return (ConfigError, ParameterError, SceneError, InvalidPlanError)
-
-
-@dataclass(frozen=True)
-class CollectConfig:
-    """What to collect."""
-
-    episodes: int
-    out: Path
-    workers: int = 1
-    seed: int = 1_000_000
-    image_size: tuple[int, int] = (320, 240)
-    depth: bool = False
-    camera_rate_hz: float = 10.0
-    suite: str = "kitchen_v1"
-    scene: str = "kitchen"
-    perturb: float = 0.0  # noise scale on the oracle's commands (perturber); 0: none
-    steps: int = 0  # the first this many steps of each gold plan; 0: all
-
-
-def _params_yaml(config: CollectConfig) -> str:
-    w, h = config.image_size
-    return (
-        "# galley collect: the simulator's camera settings for this collection (on top of galley.yaml)\n"
-        "sim:\n  ros__parameters:\n"
-        f"    image_width: {w}\n    image_height: {h}\n"
-        f"    depth_enabled: {'true' if config.depth else 'false'}\n"
-        f"    camera_rate_hz: {config.camera_rate_hz}\n"
-        "# An interrupted episode is recorded again, never kept: one bag file per episode, no splits.\n"
-        "# /clock repeats the bag's own timestamps (one message in five): play with --clock instead.\n"
-        "recorder:\n  ros__parameters:\n    split_period_s: 3600.0\n    exclude_topics: [/clock]\n"
-        "# The oracle drives to /goal_pose along the planner's /plan, the topics a learned policy's\n"
-        "# `goal` observation reads (galley_learning.policy.observations), not by navigate_to_pose.\n"
-        "task_executor:\n  ros__parameters:\n    move_with: goal_pose\n"
-    )
-
-
-def _choose(config: CollectConfig, number: int, entries: list[Any], scene: Any) -> tuple[str, int, list[str]]:
-    """(instruction, episode seed, gold plan) for episode ``number``.
-
-    The instruction is the first suite instruction, in a seeded order, with a gold plan in that
-    episode.
-    """
-    seed = config.seed + number
-    episode = sample_episode(scene, seed)
-    rng = random.Random(seed)
-    for entry in rng.sample(entries, len(entries)):
-        try:
-            _, steps = plan_for_instruction(entry.instruction, scene, episode)
-        except InvalidPlanError:
-            continue
-        plan = [str(s) for s in steps]
-        return entry.instruction, seed, plan[: config.steps] if config.steps > 0 else plan
-    raise ValueError(f"no suite instruction has a plan in episode seed {seed}")
-
-
-def _run_one(
-    *, instruction: str, seed: int, plan: list[str], scene: str, work: str, params: str, perturb: float
-) -> dict[str, Any]:
-    """One episode into ``work`` (a worker process); returns its summary."""
-    start = time.perf_counter()
-    summary = run_episode(
-        instruction,
-        scene_name=scene,
-        seed=seed,
-        plan_text="; ".join(plan),
-        out_dir=Path(work),
-        cameras=True,
-        params=[Path(params)],
-        progress=False,
-        topdown="failed",
-        perturb=perturb,
-    )
-    summary["collect_wall_s"] = round(time.perf_counter() - start, 2)
-    return summary
-
-
-def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
-    """Collect ``config.episodes`` episodes into ``config.out``; returns what collection.json holds."""
-    scene = find_scene(config.scene)
-    entries = [e for e in load_suite_entries(config.suite) if e.split == "train"]
-    if not entries:
-        raise ValueError(
-            f"suite {config.suite!r} has no train-split instructions; generate it with: galley suite"
-        )
-    out = config.out
-    done = _prepare(out)
-    params = out / "params.yaml"
-    if done and params.exists() and params.read_text() != _params_yaml(config):
-        raise ValueError(
-            f"{out} holds {len(done)} episodes recorded with other camera settings ({params}); "
-            "collect on with the same --image-size, --depth and --camera-rate, or into another --out"
-        )
-    if not (done and params.exists()):  # else the same, checked above: left unwritten for its readers
-        with replacing(params) as tmp:
-            tmp.write_text(_params_yaml(config))
-    todo = [n for n in range(config.episodes) if f"ep_{n:06d}" not in done]
-    records = _load_records(out)
-    start = time.perf_counter()
-    finished = 0
-    if progress:
-        print(
-            f"galley collect: {len(todo)} episodes to record ({len(done)} already in {out}), "
-            f"{config.workers} worker(s), cameras {config.image_size[0]}x{config.image_size[1]} at "
-            f"{config.camera_rate_hz:g} Hz",
-            flush=True,
-        )
-    user_errors = _user_errors()
-    with episode_pool(config.workers) as pool:
-        pending: dict[Future[dict[str, Any]], str] = {}
-        queue = list(todo)
-        while queue or pending:
-            while queue and len(pending) < config.workers:
-                number = queue.pop(0)
-                instruction, seed, plan = _choose(config, number, entries, scene)
-                name = f"ep_{number:06d}"
-                pending[
-                    pool.submit(
-                        _run_one,
-                        instruction=instruction,
-                        seed=seed,
-                        plan=plan,
-                        scene=scene.name,
-                        work=str(out / ".work" / name),
-                        params=str(params),
-                        perturb=config.perturb,
-                    )
-                ] = name
-            finished_now, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished_now:
-                name = pending.pop(future)
-                try:
-                    summary = future.result()
-                except user_errors as err:  # a bad parameter or scene: every episode would fail alike
-                    for other in pending:
-                        other.cancel()
-                    shutil.rmtree(out / ".work", ignore_errors=True)
-                    raise CollectError(f"{name}: {err}; nothing more was recorded") from None
-                except Exception as err:  # a crashed episode is recorded as failed, the rest go on
-                    summary = {"success": False, "error": f"{type(err).__name__}: {err}"}
-                records[name] = _file(out, name, summary)
-                ok = records[name]["success"]
-                finished += 1
-                rate = finished / (time.perf_counter() - start) * 3600.0
-                if progress:
-                    verdict = "ok    " if ok else "FAILED"
-                    print(
-                        f"  [{finished}/{len(todo)}] {name} {verdict} {records[name]['instruction']!r} "
-                        f"({records[name]['sim_time_s']} s simulated); {rate:.0f} episodes/h",
-                        flush=True,
-                    )
-                _write_records(out, config, records, time.perf_counter() - start, finished)
-    shutil.rmtree(out / ".work", ignore_errors=True)
-    return _write_records(out, config, records, time.perf_counter() - start, finished)
-
-
-def _prepare(out: Path) -> set[str]:
-    """Make the collection's folders (an empty .work/); the names of the episodes already there."""
-    for sub in ("episodes", "failed"):
-        (out / sub).mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(out / ".work", ignore_errors=True)
-    (out / ".work").mkdir()
-    return {p.name for sub in ("episodes", "failed") for p in (out / sub).iterdir() if (p / "bag").is_dir()}
-
-
-def _file(out: Path, name: str, summary: dict[str, Any]) -> dict[str, Any]:
-    """Move a finished episode to episodes/ or failed/; its record for collection.json."""
-    ok = bool(summary.get("success"))
-    work = out / ".work" / name
-    if work.exists():
-        shutil.move(str(work), str(out / ("episodes" if ok else "failed") / name))
-    return {
-        "success": ok,
-        "instruction": summary.get("instruction"),
-        "seed": summary.get("seed"),
-        "plan": summary.get("plan"),
-        "sim_time_s": summary.get("sim_time_s"),
-        "wall_time_s": summary.get("collect_wall_s"),
-        "failure": summary.get("error")
-        or next((s["reason"] for s in summary.get("steps", []) if not s["success"]), ""),
-    }
-
-
-def _load_records(out: Path) -> dict[str, dict[str, Any]]:
-    path = out / "collection.json"
-    if not path.exists():
-        return {}
-    return dict(json.loads(path.read_text()).get("episodes", {}))
-
-
-def _write_records(
-    out: Path, config: CollectConfig, records: dict[str, dict[str, Any]], wall_s: float, finished: int
-) -> dict[str, Any]:
-    ok = sum(r["success"] for r in records.values())
-    report = {
-        "settings": {
-            "workers": config.workers,
-            "seed": config.seed,
-            "image_size": list(config.image_size),
-            "depth": config.depth,
-            "camera_rate_hz": config.camera_rate_hz,
-            "suite": config.suite,
-            "scene": config.scene,
-            "perturb": config.perturb,
-            "steps": config.steps,
-        },
-        "episodes_total": len(records),
-        "episodes_succeeded": ok,
-        "episodes_failed": len(records) - ok,
-        "this_run": {
-            "episodes": finished,
-            "wall_s": round(wall_s, 1),
-            "episodes_per_hour": round(finished / wall_s * 3600.0, 1) if wall_s > 0 and finished else None,
-        },
-        "episodes": dict(sorted(records.items())),
-    }
-    with replacing(out / "collection.json") as tmp:  # whole: a bench may read it meanwhile
-        tmp.write_text(json.dumps(report, indent=1) + "\n")
-    return report
+__all__ = ["add_parser"]
 
 
 def _run(args: argparse.Namespace) -> int:
-
-    if min(args.image_size) < 8:
-        raise UsageError(f"--image-size {args.image_size[0]}x{args.image_size[1]}: at least 8x8 pixels")
-    config = CollectConfig(
-        episodes=args.episodes,
-        out=args.out,
-        workers=args.workers,
-        seed=args.seed,
-        image_size=args.image_size,
-        depth=args.depth,
-        camera_rate_hz=args.camera_rate,
-        suite=args.suite,
-        scene=args.scene,
-        perturb=args.perturb,
-        steps=args.steps,
-    )
+    config = config_from_arguments(CollectConfig, args)
     try:
-        report = collect(config)
+        report = collect(config, out=args.out)
     except ValueError as err:
         raise UsageError(str(err)) from None
     run = report["this_run"]
@@ -314,44 +35,35 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scale(text: str) -> float:
-    """argparse type of --perturb: a finite number >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number (>= 0; 0: no perturbation)") from None
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"{text} is not allowed: a number >= 0 (0: no perturbation)")
-    return value
-
-
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("collect", help="record randomised oracle episodes (bags) for training, in parallel")
-    p.add_argument("--episodes", type=whole_number(1), required=True, help="episodes in the collection")
+    add_config_options(p, CollectConfig, skip=("image_size", "camera_rate_hz"))
+    require_option(p, "episodes")  # how many is the user's choice
+    fields = {f.name: f for f in describe_fields(CollectConfig)}
+    size, rate = fields["image_size"], fields["camera_rate_hz"]
+    p.add_argument(
+        "--image-size",
+        type=image_size,
+        default=argparse.SUPPRESS,
+        dest="image_size",
+        metavar="WxH",
+        help=argument_help(size).replace(_comma(size.default), "x".join(map(str, size.default))),
+    )
+    # Spelt --camera-rate since the first collections; checked here already (the library leaves
+    # the rate to the simulator's parameter check).
+    p.add_argument(
+        "--camera-rate",
+        type=positive_number,
+        default=argparse.SUPPRESS,
+        dest="camera_rate_hz",
+        metavar="HZ",
+        help=argument_help(rate),
+    )
     p.add_argument(
         "--out", type=Path, required=True, help="collection folder (episodes already there are kept)"
     )
-    p.add_argument(
-        "--workers", type=whole_number(1), default=1, help="parallel simulator processes (default: 1)"
-    )
-    p.add_argument(
-        "--seed", type=seed_number, default=1_000_000, help="episode k uses seed SEED + k (default: 1000000)"
-    )
-    p.add_argument(
-        "--image-size", type=image_size, default=(320, 240), help="camera WIDTHxHEIGHT (default: 320x240)"
-    )
-    p.add_argument("--depth", action="store_true", help="record the base camera's depth too (large)")
-    p.add_argument("--camera-rate", type=positive_number, default=10.0, help="camera rate, Hz (default: 10)")
-    p.add_argument("--suite", default="kitchen_v1", help="instruction suite (train split is used)")
-    p.add_argument("--scene", default="kitchen", help="scene name (default: kitchen)")
-    p.add_argument(
-        "--perturb",
-        type=_scale,
-        default=0.0,
-        metavar="SCALE",
-        help="noise on the oracle's commands in short spells, recording what it commands (DART); 0: none",
-    )
-    p.add_argument(
-        "--steps", type=whole_number(0), default=0, help="keep the first N steps of each plan (0: all)"
-    )
     p.set_defaults(run=_run)
+
+
+def _comma(values: tuple[int, ...]) -> str:
+    return ",".join(map(str, values))  # how argument_help shows a tuple's default

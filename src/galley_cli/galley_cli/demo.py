@@ -11,7 +11,7 @@ image with the planned paths and the driven trajectory). The tasks issue replace
 The graph is the stack's ``tour`` (galley_nodes.stack). The command gives the simulator ``--scene``
 and ``--seed`` (a ``--params`` file's values there are replaced, with a note); a ``--params`` file's
 map (``map_server.yaml_filename``) and, without ``--cameras``, ``sim.cameras_enabled`` win over the
-command's, with a note (:mod:`galley_cli.overrides`).
+command's, with a note (:mod:`galley_episodes.overrides`).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from galley_cli import add_params_option, seed_number
-from galley_cli.bringup import Given, build_host, stack_settings
-from galley_cli.overrides import PRECEDENCE_HELP, shown_path
-from galley_cli.report import TopicLog, top_down_axes
 from galley_core.geometry import Pose2D, normalize_angle
+from galley_episodes.bringup import Given, build_host, stack_settings
+from galley_episodes.overrides import PRECEDENCE_HELP, shown_path
+from galley_episodes.report import TopicLog, top_down_axes
 from galley_nodes import stack
 from galley_runtime import messages
 from galley_runtime.config_files import find_map, find_scene

@@ -79,7 +79,7 @@ def _check_distribution(dist: str, module: str, *, required: bool, fix: str) -> 
 def _check_messages() -> Check:
     try:
         # the check reports a missing rosbags instead of failing on it
-        from galley_runtime.embedded import rosbags_messages  # noqa: PLC0415 (optional: rosbags)
+        from galley_runtime import rosbags_messages  # noqa: PLC0415 (optional: rosbags)
 
         path = rosbags_messages.find_galley_msg_dir()
         rosbags_messages.typestore()

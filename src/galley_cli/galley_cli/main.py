@@ -36,6 +36,7 @@ from galley_core.navigation.grid import MapFileError
 from galley_core.scene import SceneError
 from galley_core.tasks.grammar import InvalidPlanError
 from galley_core.tasks.suite import SuiteError
+from galley_episodes import EpisodeError
 from galley_runtime.params_file import ParameterError
 from galley_runtime.recording.staging import UnfinishedBagError
 
@@ -44,6 +45,7 @@ __all__ = ["USER_ERRORS", "main"]
 #: Errors whose message names the input and the fix: one line on stderr, exit status 2, no traceback.
 USER_ERRORS: tuple[type[Exception], ...] = (
     UsageError,
+    EpisodeError,
     ParameterError,
     ConfigError,
     SceneError,

@@ -17,8 +17,8 @@ from typing import Any
 
 from galley_cli import add_params_option, seed_number
 from galley_cli.errors import UsageError
-from galley_cli.overrides import Resolved, shown_path
 from galley_core.config import describe_fields
+from galley_episodes.overrides import Resolved, shown_path
 from galley_nodes import stack
 from galley_nodes.registry import NODES, load_node_class
 from galley_runtime.config_files import default_params_files, find_scene
@@ -62,7 +62,7 @@ def _layer(source: str, files: dict[str, str]) -> str:
 
 
 def _effective(args: argparse.Namespace) -> int:
-    from galley_cli.run import run_settings  # noqa: PLC0415 (deferred: the run command's imports)
+    from galley_episodes.episode import run_settings  # noqa: PLC0415 (deferred: the run command's imports)
 
     unknown = [n for n in args.names if n not in NODES]
     if unknown or not args.names:

@@ -24,7 +24,7 @@ from typing import Any
 
 from galley_cli import existing_file, positive_number
 from galley_cli.errors import UsageError
-from galley_cli.overrides import monitor_rate_rules
+from galley_episodes.overrides import monitor_rate_rules
 from galley_nodes.registry import NODES, load_node_class
 from galley_runtime.config_files import default_params_files
 from galley_runtime.embedded import EmbeddedHost

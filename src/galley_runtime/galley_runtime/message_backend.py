@@ -1,7 +1,7 @@
 """What both hosts' message backends share: the backend interface, its error, and field readers.
 
 :mod:`galley_runtime.messages` chooses the backend; the backends
-(:mod:`galley_runtime.embedded.rosbags_messages`, :mod:`galley_runtime.ros2.messages`) import this
+(:mod:`galley_runtime.rosbags_messages`, :mod:`galley_runtime.ros2.messages`) import this
 module, not that one, so that neither imports the module that imports it.
 """
 

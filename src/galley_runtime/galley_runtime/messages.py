@@ -2,7 +2,7 @@ r"""ROS message classes for the process: rosbags classes (embedded host) or rclp
 
 Nodes build messages with :func:`new`; which classes it returns depends on the backend the host
 installed with :func:`use_backend`. The default is the embedded backend,
-:class:`galley_runtime.embedded.rosbags_messages.RosbagsMessages` (the ``rosbags`` type store with
+:class:`galley_runtime.rosbags_messages.RosbagsMessages` (the ``rosbags`` type store with
 galley_msgs registered); the ROS 2 host installs :class:`galley_runtime.ros2.messages.RclpyMessages`.
 Under ROS 2, rosbags is therefore not needed to run nodes.
 
@@ -50,7 +50,7 @@ def backend() -> MessageBackend:
     global _backend
     if _backend is None:
         # optional: rosbags (the embedded backend); under ROS 2 the host installs rclpy's first.
-        from galley_runtime.embedded.rosbags_messages import RosbagsMessages  # noqa: PLC0415 (optional: rosbags)
+        from galley_runtime.rosbags_messages import RosbagsMessages  # noqa: PLC0415 (optional: rosbags)
 
         _backend = RosbagsMessages()
     return _backend

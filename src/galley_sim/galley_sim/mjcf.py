@@ -1,4 +1,4 @@
-"""MJCF of a kitchen scene: the robot file included into a world built from a scene description.
+"""MJCF of a kitchen scene: the robot file (galley_description) included into a world built from a scene.
 
 Geom groups and collision bits (what sees and touches what):
 
@@ -19,15 +19,12 @@ colours) is set on the compiled model and data at reset (:mod:`galley_sim.scene_
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from galley_core.scene import Box, ObjectSpec, Scene
+from galley_description import ROBOT_XML
 
-__all__ = ["ROBOT_XML", "object_body_name", "scene_xml"]
-
-#: The robot description: the one file the simulator and the arm controller read.
-ROBOT_XML = Path(__file__).resolve().parent / "models" / "galley_mm" / "robot.xml"
+__all__ = ["object_body_name", "scene_xml"]
 
 STATIC_GROUP, ROBOT_GROUP, OBJECT_GROUP, ZONE_GROUP = 0, 1, 2, 3
 _RIM_SEGMENTS = 16

@@ -1,6 +1,6 @@
 """Arm kinematics read from the robot's MJCF file: forward kinematics and Jacobians.
 
-The robot description (``galley_sim/models/galley_mm/robot.xml``) is the one source of truth:
+The robot description (galley_description's ``models/galley_mm/robot.xml``) is the one source of truth:
 the simulator compiles it with MuJoCo, and :func:`load_arm` parses the same file with
 ``xml.etree`` (galley_core never imports mujoco). It reads the kinematic chain from a root body
 (``base_link``) down to the body that holds the tool-centre-point site (``tcp``): body ``pos`` and
@@ -192,7 +192,7 @@ def load_arm(  # noqa: PLR0912, PLR0915 - one pass down the chain reads best
     """Read the arm from an MJCF robot description.
 
     Args:
-        path: the MJCF file (e.g. galley_sim's ``models/galley_mm/robot.xml``).
+        path: the MJCF file (e.g. ``galley_description.ROBOT_XML``).
         root_body: the body whose frame the kinematics are expressed in; joints of the root body
             itself (the base's planar joints) are not part of the arm.
         tcp_site: the site that marks the tool centre point; the chain ends at its body.

@@ -36,6 +36,7 @@ from scipy.spatial.transform import Rotation
 
 from galley_core.manipulation.kinematics import ArmKinematics, load_arm
 from galley_core.manipulation.phases import grasp_spec, shoulder_point
+from galley_description import ROBOT_XML
 from galley_learning.policy.goals import (
     GOAL_NAMES,
     GoalTracker,
@@ -53,7 +54,6 @@ from galley_learning.policy.observations import (
     robot_state,
 )
 from galley_runtime.config_files import find_scene
-from galley_sim.mjcf import ROBOT_XML
 
 __all__ = [
     "ACTION_NAMES",
@@ -153,7 +153,7 @@ def episode_frames(
         rate_hz: frames per second (the cameras' rate, 10 Hz, by default).
         image_size: (width, height) to resize every image to; None keeps the recorded size.
         cameras: camera name -> image topic (none: no images).
-        arm: the arm's kinematics (default: galley_sim's robot).
+        arm: the arm's kinematics (default: galley_description's robot).
         observation: the state's preset (observations.OBSERVATIONS).
         actions: the action kind (observations.ACTIONS).
         scene: the scene the bag was recorded in (its objects' grasps, for the contact point).

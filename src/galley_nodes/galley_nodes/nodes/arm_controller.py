@@ -34,6 +34,7 @@ from galley_core.manipulation.pick_place import PickPlace, PickPlaceState
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig
 from galley_core.scene import SceneError
 from galley_core.tf_tree import TransformError
+from galley_description import ROBOT_XML
 from galley_runtime.config_files import find_scene
 from galley_runtime.conversions import (
     arm_target_msg,
@@ -46,7 +47,6 @@ from galley_runtime.conversions import (
 from galley_runtime.msg_constants import ARM_PICK, ARM_PLACE
 from galley_runtime.node import Node, Publishes, Subscribes, Timer
 from galley_runtime.qos import QoS
-from galley_sim.mjcf import ROBOT_XML
 
 FINGERS = ("left_finger", "right_finger")
 
@@ -54,7 +54,7 @@ FINGERS = ("left_finger", "right_finger")
 @dataclass(frozen=True)
 class ArmControllerConfig(RmpFlowConfig, PickPlaceConfig):
     rate_hz: float = param(100.0, "joint command rate while a goal is active", unit="Hz", ge=100.0)
-    robot_description: str = param("", "MJCF robot file; empty: galley_sim's models/galley_mm/robot.xml")
+    robot_description: str = param("", "MJCF robot file; empty: galley_description's galley_mm")
     scene: str = param("kitchen", "scene name (config/scenes/<name>.yaml) or path: furniture and grasps")
     base_frame: str = param("base_link", "frame of the arm's root body")
     tcp_site: str = param("tcp", "MJCF site of the tool centre point")

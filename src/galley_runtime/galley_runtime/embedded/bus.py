@@ -15,8 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from galley_runtime import messages
-from galley_runtime.embedded import rosbags_messages
+from galley_runtime import messages, rosbags_messages
 from galley_runtime.qos import QoS
 
 __all__ = ["Bus", "BusPublisher", "BusSubscription", "TopicTypeError"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from rosbags.serde import SerdeError
 
-from galley_runtime.embedded.rosbags_messages import deserialize
+from galley_runtime.rosbags_messages import deserialize
 
 __all__ = ["MessageDecoder", "Unreadable"]
 

@@ -14,7 +14,7 @@ Layout (``h5py``)::
 
 The topic's name without its leading slash is the group path (``/camera/base/image_raw`` ->
 ``/topics/camera/base/image_raw``). Decode a ``cdr`` entry with
-``galley_runtime.embedded.rosbags_messages.deserialize(bytes(entry), type)``. An image whose size
+``galley_runtime.rosbags_messages.deserialize(bytes(entry), type)``. An image whose size
 differs from the topic's first goes to the topic's ``cdr`` dataset instead, with its time in
 ``cdr_timestamp_ns``.
 """
@@ -150,7 +150,7 @@ class Hdf5EpisodeWriter:
             entry = self._topics[topic] = _Topic(group, type_name, self._compression)
         if type_name == "sensor_msgs/msg/Image":
             if msg is None:
-                from galley_runtime.embedded.rosbags_messages import deserialize  # noqa: PLC0415 (optional: rosbags)
+                from galley_runtime.rosbags_messages import deserialize  # noqa: PLC0415 (optional: rosbags)
 
                 msg = deserialize(data, type_name)
             pixels = _pixels(msg)

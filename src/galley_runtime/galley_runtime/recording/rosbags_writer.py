@@ -23,11 +23,11 @@ from typing import Any
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import StoragePlugin, Writer
 
-from galley_runtime.embedded.rosbags_messages import message_definition, typestore
 from galley_runtime.qos import QoS
 from galley_runtime.recording.metadata_file import write_metadata
 from galley_runtime.recording.staging import RecordingLock, adopt_split, staging_folder
 from galley_runtime.recording.writer import BagWriter, BagWriterError
+from galley_runtime.rosbags_messages import message_definition, typestore
 
 __all__ = ["RosbagsWriter", "rosbags_qos"]
 

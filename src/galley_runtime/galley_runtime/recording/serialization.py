@@ -10,7 +10,7 @@ __all__ = ["serialize"]
 def serialize(msg: Any) -> bytes:
     """The CDR bytes rosbag2 stores for ``msg`` (little-endian, with the encapsulation header)."""
     if hasattr(msg, "__msgtype__"):
-        from galley_runtime.embedded.rosbags_messages import (  # noqa: PLC0415 (optional: rosbags)
+        from galley_runtime.rosbags_messages import (  # noqa: PLC0415 (optional: rosbags)
             serialize as rosbags_serialize,
         )
 

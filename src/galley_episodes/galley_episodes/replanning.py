@@ -1,37 +1,18 @@
-"""What ``galley run`` and ``galley eval`` add for replanning: the options and the replans' log.
+"""The replans' log of an episode: what the executor asked for and what was injected.
 
-``--replan N`` gives the task executor and the recorder ``max_replans``; ``--inject knock|move``
-adds the ``failure_injector`` node. :class:`ReplanLog` collects the executor's requests on
-/task/replan and what the injector did, for the episode's summary.
+``replan`` (``--replan N``) gives the task executor and the recorder ``max_replans``; ``inject``
+(``--inject knock|move``) adds the ``failure_injector`` node. :class:`ReplanLog` collects the
+executor's requests on /task/replan and what the injector did, for the episode's summary.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from typing import Any
 
-from galley_cli import whole_number
 from galley_runtime.qos import QoS
 
-__all__ = ["ReplanLog", "add_replan_options"]
-
-
-def add_replan_options(p: argparse.ArgumentParser) -> None:
-    """``--replan N`` and ``--inject knock|move`` (galley run and galley eval)."""
-    p.add_argument(
-        "--replan",
-        type=whole_number(0),
-        default=None,
-        metavar="N",
-        help="replans per episode after a failed step (default: the params files' max_replans, 0)",
-    )
-    p.add_argument(
-        "--inject",
-        choices=("knock", "move"),
-        default="",
-        help="inject one failure: knock the held object out of the gripper, or move the next object",
-    )
+__all__ = ["ReplanLog"]
 
 
 class ReplanLog:

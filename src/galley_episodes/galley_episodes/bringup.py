@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from galley_cli.errors import UsageError
-from galley_cli.overrides import Resolved, Setting, resolve_settings
+from galley_episodes.config import EpisodeError
+from galley_episodes.overrides import Resolved, Setting, resolve_settings
 from galley_nodes import stack
 from galley_nodes.registry import load_node_class
 from galley_runtime.config_files import default_params_files
@@ -73,7 +73,7 @@ def build_host(mode: stack.Mode, settings: Resolved, params: Sequence[Path]) -> 
     ``settings`` (:func:`stack_settings`) go on top of config/galley.yaml and ``params``.
     """
     if stack.nav2_nodes(mode):
-        raise UsageError(
+        raise EpisodeError(
             "Nav2's planner_server and controller_server are C++ ROS 2 nodes the embedded host cannot "
             "run: use ros2 launch launch/kitchen_sim.launch.py nav2:=true, or galley's own (nav2 off)"
         )

@@ -1,0 +1,358 @@
+"""Kitchen-R's three evaluation modes over the instruction suite (Sec. IV, VII); ``galley eval``.
+
+:func:`evaluate` takes an :class:`~galley_episodes.config.EvalConfig`; the options named here are its
+fields as ``galley eval`` spells them.
+
+* ``--mode planner``: the planner predicts a plan for each instruction (from the top-down image of
+  its episode); EM (eq. 1) and the LCS ratio against the gold plans. Nothing is executed.
+* ``--mode policy``: the gold plan of each instruction is executed on the simulator by the oracle
+  (Theta* + Kitchen-R's controller + the RMPflow pick-and-place state machine); SR per step and per
+  episode, motion metrics.
+* ``--mode joint``: the planner's plan is scored by EM, the gold plan is executed (Kitchen-R
+  executes the gold plan so that planning errors do not hide execution errors); EM, SR and M (3).
+
+Writes ``metrics.json`` (keys ``episodes``, ``em``, ``sr``, ``sr_episode``, ``m``, ``p`` — null where
+the mode does not define one — and the motion metrics), ``episodes.csv`` (one row per episode) and
+``metrics.png``; in policy and joint modes ``steps.csv`` too (one row per executed step: the
+episode's id and seed, the step's index and text, success, duration and the failure's reason)
+and ``metrics.json`` the key ``sr_executed_by_action``: SR per kind over the steps that ran, where
+``sr_by_action`` also counts as failed the steps an episode's end leaves unrun (its first failure
+without ``teleport_on_failure``, or a monitor's abort). P (2) needs a learned
+policy's action errors and is null for the oracle.
+
+``--workers K`` runs the episodes in K simulator processes at once (policy and joint modes); each
+episode is the same as when run alone.
+
+``--policy RUN`` (policy and joint modes) executes with a trained diffusion policy
+(``galley train``) in place of the oracle, and reports ``mse``: the MSE between its sampled action
+chunks and the expert's on the run's held-out episodes (eq. 2's second term); in joint mode
+``p`` = 1/EM + MSE (eq. 2). By default an episode ends at its first failed step, so the later
+steps count as failed too; to score every step, layer ``--params config/policy_eval.yaml`` (the
+task executor's ``teleport_on_failure``, the monitor's ``abort_on_failure``; after a failed pick
+the object is put into the gripper, the arm tucked), after the collection's
+``params.yaml``, which gives the policy the cameras it was trained with.
+
+``--steps N`` executes the first N steps of each gold plan (``--steps 1``: the first move alone).
+Where every plan is a single move, ``metrics.json`` also has ``goal_dist_start_m`` and
+``goal_dist_end_m``: the base centre's mean distance from its goal at the start and at the end,
+so that a policy that does not arrive still shows whether it drove towards the goal.
+
+``--replan N`` (policy and joint modes) lets the executor replan up to N times per episode after a
+failed step (MORE); ``--inject knock|move`` disturbs every episode once on purpose (an object
+knocked out of the gripper during transport, or the next object moved while the robot drives).
+With either, ``metrics.json`` adds ``sr_episode_replan`` (episodes that succeeded),
+``sr_episode_no_replan`` (those that succeeded without a replan: what a run without replanning
+gets, episodes being deterministic), ``replans``, ``recovered`` and ``injected``, and
+``episodes.csv`` the columns ``replans`` and ``injected``; ``sr`` and ``sr_episode`` then score the
+first plan's steps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Sequence
+from concurrent.futures import as_completed
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
+from galley_core.tasks.suite import SuiteEntry, load_suite
+from galley_episodes.config import EVAL_MODES, EpisodeConfig, EvalConfig
+from galley_episodes.episode import policy_sees_images, run_episode, run_settings
+from galley_episodes.pool import episode_pool
+from galley_episodes.report import goal_distances, plot_eval, sr_by_kind, write_csv
+from galley_learning.planners.evaluate import predict_suite_plans
+from galley_runtime.config_files import config_dirs
+
+__all__ = ["evaluate", "predict_plans"]
+
+
+def _entries(suite: Path | None, split: str, count: int, steps: int = 0) -> tuple[str, list[SuiteEntry]]:
+    path = suite
+    if path is None:
+        found = [p for d in config_dirs() for p in sorted((d / "suites").glob("*.yaml"))]
+        if not found:
+            raise FileNotFoundError("no suite file in config/suites/; write one with: galley suite")
+        path = found[-1]
+    scene, entries = load_suite(path)
+    chosen = [e for e in entries if split in ("all", e.split)]
+    if not chosen:
+        raise FileNotFoundError(
+            f"suite {path} has no instructions in split {split!r} (train, test, unseen, all)"
+        )
+    chosen = chosen[:count] if count > 0 else chosen
+    if steps > 0:
+        chosen = [dataclasses.replace(e, plan=tuple(e.plan[:steps])) for e in chosen]
+    return scene, chosen
+
+
+def predict_plans(planner: str, entries: list[SuiteEntry], scene: str) -> list[list[str]]:
+    """Plans the planner ``planner`` predicts for the entries; ``gold`` returns the gold plans."""
+    if planner == "gold":
+        return [list(e.plan) for e in entries]
+
+    return predict_suite_plans(planner, entries, scene)
+
+
+def evaluate(
+    config: EvalConfig,
+    *,
+    out_dir: Path,
+    policy: Path | None = None,
+    params: Sequence[Path] = (),
+) -> dict[str, Any]:
+    """Run an evaluation, write its report into ``out_dir`` and return the metrics.
+
+    Args:
+        config: what to evaluate and how (mode, episodes, split, workers...).
+        out_dir: the report's folder (metrics.json, episodes.csv, steps.csv, metrics.png).
+        policy: a trained diffusion policy's run to execute instead of the oracle (policy, joint).
+        params: extra ROS 2 params files layered on config/galley.yaml for every episode.
+
+    Raises:
+        ValueError: the options do not go together (a policy in planner mode, say).
+        FileNotFoundError: no suite, no instructions in the split, or no policy.pt in ``policy``.
+    """
+    mode, workers, inject, max_replans = config.mode, config.workers, config.inject, config.max_replans
+    params = list(params)
+    replanning = max_replans is not None or bool(inject)
+    _check_options(mode, policy, replanning)
+    suite = Path(config.suite) if config.suite else None
+    scene_name, entries = _entries(suite, config.split, config.episodes, config.steps)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if mode in ("policy", "joint") and entries:  # what every episode does with the --params values
+        settings = run_settings(
+            scene_name,
+            entries[0].seed,
+            out_dir=None,
+            cameras=policy_sees_images(policy),
+            params=params,
+            policy=policy,
+            episode_from="the suite entry's episode",
+            max_replans=max_replans,
+            inject=inject,
+        )
+        for note in settings.notes:
+            print(note, flush=True)
+    predicted = predict_plans(config.planner, entries, scene_name) if mode in ("planner", "joint") else None
+    rows: list[dict[str, Any]] = []
+    step_success: list[list[bool]] = []
+    step_em: list[list[bool]] = []
+    step_rows: list[dict[str, Any]] = []  # every executed step, for steps.csv
+    wall_start = time.perf_counter()
+    executed: list[dict[str, Any] | None] = (
+        _execute(
+            entries,
+            scene_name,
+            policy=policy,
+            params=params,
+            workers=workers,
+            start=wall_start,
+            replan=(max_replans, inject) if replanning else None,
+        )
+        if mode in ("policy", "joint")
+        else [None for _ in entries]
+    )
+    for i, (entry, episode) in enumerate(zip(entries, executed, strict=True)):
+        row: dict[str, Any] = {"id": entry.id, "instruction": entry.instruction, "seed": entry.seed}
+        if predicted is not None:
+            matches = step_matches(predicted[i], entry.plan)
+            step_em.append(matches)
+            row |= {"em": sum(matches) / len(entry.plan), "lcs": lcs_ratio(predicted[i], entry.plan)}
+        if episode is not None:
+            row |= episode
+            step_success.append(row.pop("outcomes"))
+            step_rows += [
+                {"id": entry.id, "seed": entry.seed, "index": k} | s
+                for k, s in enumerate(row.pop("step_rows"))
+            ]
+        rows.append(row)
+        if episode is None:
+            _progress(i + 1, len(entries), wall_start, rows)
+    metrics = _metrics(
+        mode,
+        entries,
+        predicted=predicted,
+        rows=rows,
+        step_success=step_success,
+        step_em=step_em,
+        wall_s=time.perf_counter() - wall_start,
+    )
+    if replanning and step_success:
+        metrics |= _replan_metrics(rows)
+    if step_rows:
+        metrics["sr_executed_by_action"] = sr_by_kind((r["step"], r["success"]) for r in step_rows)
+    if policy is not None:
+        from galley_learning.policy.train import heldout_mse  # noqa: PLC0415 (deferred: torch)
+
+        metrics["policy"] = str(policy)
+        metrics["mse"] = heldout_mse(policy)
+        if metrics["em"]:
+            metrics["p"] = 1.0 / metrics["em"] + metrics["mse"]
+    (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    write_csv(out_dir / "episodes.csv", rows, sorted({k for r in rows for k in r}))
+    if step_rows:
+        write_csv(out_dir / "steps.csv", step_rows, list(step_rows[0]))
+    plot_eval(mode, rows, metrics, out_dir / "metrics.png")
+    return metrics
+
+
+def _check_options(mode: str, policy: Path | None, replanning: bool) -> None:
+    if mode not in EVAL_MODES:
+        raise ValueError(f"mode {mode!r}: use one of {', '.join(EVAL_MODES)}")
+    if policy is not None and mode == "planner":
+        raise ValueError("--policy executes steps; use it with --mode policy or joint")
+    if replanning and mode == "planner":
+        raise ValueError("--replan and --inject execute steps; use them with --mode policy or joint")
+    if policy is not None and not (policy / "policy.pt").exists():
+        raise FileNotFoundError(
+            f"{policy / 'policy.pt'} missing: train a policy with `galley train --out {policy}`"
+        )
+
+
+def _replan_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """SR over episodes with and without replanning, replans and recoveries (--replan, --inject)."""
+    n = len(rows)
+    return {
+        "sr_episode_replan": sum(r["success"] for r in rows) / n,
+        "sr_episode_no_replan": sum(r["success"] and not r["replans"] for r in rows) / n,
+        "replans": int(sum(r["replans"] for r in rows)),
+        "recovered": int(sum(r["success"] and r["replans"] > 0 for r in rows)),
+        "injected": int(sum(bool(r["injected"]) for r in rows)),
+    }
+
+
+def _execute_one(
+    entry: SuiteEntry,
+    scene_name: str,
+    policy: Path | None,
+    params: list[Path],
+    replan: tuple[int | None, str] | None = None,
+) -> dict[str, Any]:
+    """Execute one suite entry's gold plan; the episode's columns of its row, with ``outcomes``.
+
+    With ``replan`` (max_replans, inject), the row has ``replans`` and ``injected`` too, and
+    ``outcomes`` are the first plan's.
+    """
+    max_replans, inject = replan or (None, "")
+    episode = EpisodeConfig(
+        seed=entry.seed,
+        scene=scene_name,
+        plan="; ".join(entry.plan),
+        replan=-1 if max_replans is None else max_replans,
+        inject=inject,
+    )
+    summary = run_episode(entry.instruction, episode, progress=False, policy=policy, params=params)
+    replans = summary["replans"]
+    first = replans[0]["steps_done"] if replans else len(summary["steps"])
+    outcomes = [s["success"] for s in summary["steps"][:first]]
+    distances = goal_distances(entry.plan, summary, scene_name)
+    outcomes += [False] * (len(entry.plan) - len(outcomes))  # steps never reached fail
+    motion = summary["motion"] or {}
+    return {
+        "outcomes": outcomes,
+        "step_rows": summary["steps"],
+        "success": summary["success"],
+        "steps_succeeded": sum(outcomes),
+        "steps": len(outcomes),
+        "sim_time_s": summary["sim_time_s"],
+        "wall_time_s": summary["wall_time_s"],
+        "path_length_m": motion.get("path_length_m"),
+        "collisions": motion.get("collisions"),
+        "failure": next((s["reason"] for s in summary["steps"] if not s["success"]), ""),
+        **distances,
+    } | ({"replans": len(replans), "injected": (summary["injected"] or {}).get("kind", "")} if replan else {})
+
+
+def _execute(
+    entries: list[SuiteEntry],
+    scene_name: str,
+    *,
+    policy: Path | None,
+    params: list[Path],
+    workers: int,
+    start: float,
+    replan: tuple[int | None, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Execute every entry (in ``workers`` spawned processes when more than one), with progress."""
+    done: dict[int, dict[str, Any]] = {}
+    if workers <= 1:
+        for i, entry in enumerate(entries):
+            done[i] = _execute_one(entry, scene_name, policy, params, replan)
+            _progress(len(done), len(entries), start, list(done.values()))
+        return [done[i] for i in range(len(entries))]
+
+    with episode_pool(workers) as pool:
+        futures = {
+            pool.submit(_execute_one, entry, scene_name, policy, params, replan): i
+            for i, entry in enumerate(entries)
+        }
+        for future in as_completed(futures):
+            done[futures[future]] = future.result()
+            _progress(len(done), len(entries), start, list(done.values()))
+    return [done[i] for i in range(len(entries))]
+
+
+def _progress(done: int, total: int, start: float, rows: list[dict[str, Any]]) -> None:
+    width = 30
+    filled = round(width * done / total)
+    elapsed = time.perf_counter() - start
+    eta = elapsed / done * (total - done)
+    extra = ""
+    if "success" in rows[-1]:
+        extra = f"  episodes succeeded {sum(r['success'] for r in rows)}/{done}"
+    if "em" in rows[-1]:
+        extra += f"  EM so far {np.mean([r['em'] for r in rows]):.3f}"
+    print(
+        f"  [{'#' * filled}{'.' * (width - filled)}] {done}/{total}  {elapsed:5.0f} s, "
+        f"~{eta:4.0f} s left{extra}",
+        flush=True,
+    )
+
+
+def _metrics(
+    mode: str,
+    entries: list[SuiteEntry],
+    *,
+    predicted: list[list[str]] | None,
+    rows: list[dict[str, Any]],
+    step_success: list[list[bool]],
+    step_em: list[list[bool]],
+    wall_s: float,
+) -> dict[str, Any]:
+    gold = [list(e.plan) for e in entries]
+    metrics: dict[str, Any] = {
+        "mode": mode,
+        "episodes": len(entries),
+        "em": exact_match(predicted, gold) if predicted is not None else None,
+        "lcs_ratio": float(np.mean([r["lcs"] for r in rows])) if predicted is not None else None,
+        "sr": None,
+        "sr_episode": None,
+        "m": None,
+        "p": None,
+        "wall_time_s": round(wall_s, 1),
+    }
+    if step_success:
+        metrics["sr"], metrics["sr_episode"] = success_rates(step_success)
+        sim_s = sum(r["sim_time_s"] for r in rows)
+        metrics |= {
+            "sim_time_s": round(sim_s, 1),
+            "real_time_factor": round(sim_s / sum(r["wall_time_s"] for r in rows), 1),
+            "mean_path_length_m": float(np.mean([r["path_length_m"] or 0.0 for r in rows])),
+            "collisions": int(sum(r["collisions"] or 0 for r in rows)),
+        }
+        metrics["sr_by_action"] = sr_by_kind(
+            pair
+            for entry, outcomes in zip(entries, step_success, strict=True)
+            for pair in zip(entry.plan, outcomes, strict=True)
+        )
+        if rows and all("goal_dist_end_m" in r for r in rows):
+            for key in ("goal_dist_start_m", "goal_dist_end_m"):
+                metrics[key] = round(float(np.mean([r[key] for r in rows])), 4)
+    if step_em and step_success:
+        metrics["m"] = m_metric(step_em, step_success)
+    return metrics
