@@ -20,6 +20,7 @@ NODES: dict[str, str] = {
     "map_server": "galley_nodes.nodes.map_server:MapServerNode",
     "monitor": "galley_nodes.nodes.monitor:MonitorNode",
     "navigator": "galley_nodes.nodes.navigator:NavigatorNode",
+    "perception": "galley_nodes.nodes.perception:PerceptionNode",
     "perturber": "galley_nodes.nodes.perturber:PerturberNode",
     "recorder": "galley_nodes.nodes.recorder:RecorderNode",
     "scene_markers": "galley_nodes.nodes.scene_markers:SceneMarkersNode",

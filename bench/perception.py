@@ -1,0 +1,289 @@
+"""Perception against ground truth: position error per object kind and distance, detection rate, latency.
+
+    python bench/perception.py [--quick] [--episodes N] [--views N]
+
+Runs episodes in the embedded host with the simulator's cameras on and two ``perception`` nodes
+side by side on the same frames: the shape fit (the default) and the baseline that takes each
+matched cluster's centroid (``fit_model: false``). In each episode the base is teleported
+(``/sim/teleport``) to views of every zone: the zone's approach pose, backed off, shifted sideways
+and turned at random, so that objects are seen from about 0.5 to 3 m; last, an object is
+handed into the gripper (``gripper/<name>``) and a few views are taken again, so that held
+objects are measured too.
+
+After each view, an object counts as *visible* when at least ``--min-pixels`` of its pixels show
+in a segmentation rendering of the base camera (ground truth, the bench's only use of it besides
+the poses). Per object kind and per band of distance from the camera (the object's centre):
+the detection rate (visible objects detected in that frame) and the median and 90th-percentile
+error of the detected positions against ``object/<name>``; the fork's yaw error too. Latency is
+each node's wall-clock time per frame. Prints a table and, last, one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+import galley_sim  # noqa: F401  (chooses MuJoCo's headless OpenGL before mujoco is imported)
+from galley_core.geometry import normalize_angle
+from galley_nodes.registry import load_node_class
+from galley_runtime import messages
+from galley_runtime.embedded import EmbeddedHost
+from galley_runtime.qos import QoS
+
+BANDS = ((0.0, 0.75, "<0.75 m"), (0.75, 1.5, "0.75-1.5 m"), (1.5, 99.0, ">1.5 m"))
+NODES = {"fit": {}, "centroid": {"fit_model": False, "frame_prefix": "baseline/"}}
+
+
+def band(distance: float) -> str:
+    return next(name for lo, hi, name in BANDS if lo <= distance < hi)
+
+
+def views(scene: Any, rng: np.random.Generator, per_zone: int) -> list[tuple[float, float, float]]:
+    """Base poses (x, y, yaw) looking at the zones from various distances, clear of the furniture."""
+    out = []
+    for zone in scene.zones:
+        ax, ay, ayaw = zone.approach
+        found = 0
+        for _ in range(200):
+            if found == per_zone:
+                break
+            back, side, turn = rng.uniform(0.0, 1.6), rng.uniform(-0.5, 0.5), rng.uniform(-0.6, 0.6)
+            x = ax - back * math.cos(ayaw) - side * math.sin(ayaw)
+            y = ay - back * math.sin(ayaw) + side * math.cos(ayaw)
+            if _clear(scene, x, y):
+                out.append((x, y, ayaw + turn))
+                found += 1
+    return out
+
+
+def _clear(scene: Any, x: float, y: float, radius: float = 0.45) -> bool:
+    x0, y0, x1, y1 = scene.bounds
+    if not (x0 + radius < x < x1 - radius and y0 + radius < y < y1 - radius):
+        return False
+    for box in scene.boxes:
+        (cx, cy, _), (sx, sy, _) = box.center, box.size
+        if abs(x - cx) < sx / 2 + radius and abs(y - cy) < sy / 2 + radius:
+            return False
+    return True
+
+
+class Episode:
+    """One episode's host: the simulator, the two perception nodes, a teleporting probe."""
+
+    def __init__(self, seed: int, width: int, height: int) -> None:
+        self.host = EmbeddedHost()
+        self.sim = self.host.add_node(
+            load_node_class("sim"), parameters={"seed": seed, "image_width": width, "image_height": height}
+        )
+        self.nodes = {
+            name: self.host.add_node(
+                load_node_class("perception"),
+                name=f"perception_{name}",
+                parameters=params,
+                remappings={"/perception/objects": f"/perception_{name}/objects"},
+            )
+            for name, params in NODES.items()
+        }
+        self.latest: dict[str, Any] = {}
+        probe = self.host.participant("bench")
+        for name in NODES:
+            probe.create_subscription(
+                f"/perception_{name}/objects",
+                "galley_msgs/msg/PerceivedObjects",
+                lambda msg, name=name: self.latest.__setitem__(name, msg),
+                QoS(),
+            )
+        self.teleport = probe.create_publisher("/sim/teleport", "geometry_msgs/msg/PoseStamped", QoS())
+        self.host.run_for(0.3)
+        import mujoco  # noqa: PLC0415 (optional: mujoco, after galley_sim's OpenGL choice)
+
+        self._mujoco = mujoco
+        sim = self.sim.sim
+        self._segmenter = mujoco.Renderer(sim.model, height, width)
+        self._segmenter.enable_segmentation_rendering()
+        self._body_of = {name: sim.model.body(f"object/{name}").id for name in sim.object_poses()}
+
+    def send(self, frame: str, x: float = 0.0, y: float = 0.0, yaw: float = 0.0) -> None:
+        pose = messages.new(
+            "geometry_msgs/msg/PoseStamped",
+            header={"frame_id": frame},
+            pose={
+                "position": {"x": x, "y": y},
+                "orientation": {"z": math.sin(yaw / 2), "w": math.cos(yaw / 2)},
+            },
+        )
+        self.teleport.publish(pose)
+
+    def visible_pixels(self) -> dict[str, int]:
+        """Pixels of each object in the base camera now (segmentation rendering: ground truth)."""
+        sim = self.sim.sim
+        self._segmenter.update_scene(sim.data, camera="base_camera")
+        seg = self._segmenter.render()
+        geoms = seg[:, :, 0][seg[:, :, 1] == int(self._mujoco.mjtObj.mjOBJ_GEOM)]
+        bodies = sim.model.geom_bodyid[geoms]
+        return {name: int(np.sum(bodies == body)) for name, body in self._body_of.items()}
+
+    def close(self) -> None:
+        self._segmenter.close()
+        self.host.shutdown()
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    rng = np.random.default_rng(args.seed)
+    records: list[dict[str, Any]] = []
+    latency: dict[str, list[float]] = defaultdict(list)
+    frames = 0
+    for episode_index in range(args.episodes):
+        seed = args.seed + episode_index
+        ep = Episode(seed, args.width, args.height)
+        scene = ep.sim.scene
+        poses = views(scene, rng, args.views)
+        # Last, one object handed into the gripper, seen from a few of the same views: the object
+        # it replaces in the gripper would fall anywhere, so there is one per episode.
+        held_from = len(poses)
+        poses += [poses[int(i)] for i in rng.choice(len(poses), size=args.held_views, replace=False)]
+        for k, (x, y, yaw) in enumerate(poses):
+            if k == held_from:
+                ep.send(f"gripper/{scene.objects[int(rng.integers(len(scene.objects)))].name}")
+                ep.host.run_for(0.1)
+            ep.send("base_link", x, y, yaw)
+            ep.host.run_for(0.2)  # two camera frames: the second sees the new view at rest
+            frames += 1
+            truth = ep.sim.sim.object_poses()
+            cam = ep.host.tf.lookup("map", "base_camera_optical", None)[0].translation
+            pixels = ep.visible_pixels()
+            held = set(ep.sim.sim.held_objects())
+            for spec in scene.objects:
+                t = truth[spec.name]
+                centre = t.translation + np.array([0.0, 0.0, spec.height / 2])
+                row = {
+                    "episode": seed,
+                    "view": k,
+                    "name": spec.name,
+                    "distance": float(np.linalg.norm(centre - cam)),
+                    "visible": pixels[spec.name] >= args.min_pixels,
+                    "held": spec.name in held,
+                }
+                for method in NODES:
+                    msg = ep.latest.get(method)
+                    found = [o for o in (msg.objects if msg else []) if o.name == spec.name and o.age == 0.0]
+                    if found:
+                        p = found[0].pose
+                        estimate = np.array([p.position.x, p.position.y, p.position.z])
+                        row[f"{method}_error"] = float(np.linalg.norm(estimate - t.translation))
+                        est_yaw = 2 * math.atan2(p.orientation.z, p.orientation.w)
+                        row[f"{method}_yaw_error"] = abs(normalize_angle(est_yaw - t.yaw()))
+                records.append(row)
+            shown = [r for r in records[-len(scene.objects) :] if r["visible"] or "fit_error" in r]
+            print(
+                f"episode {seed} view {k + 1}/{len(poses)} at ({x:.2f}, {y:.2f}, {yaw:.2f}): "
+                + ", ".join(
+                    f"{r['name']}{' held' if r['held'] else ''}{'' if r['visible'] else ' unseen'} {r['distance']:.2f} m: "
+                    + (f"{100 * r['fit_error']:.1f} cm" if "fit_error" in r else "missed")
+                    for r in shown
+                ),
+                flush=True,
+            )
+        for method, node in ep.nodes.items():
+            latency[method].extend(node.frame_seconds)
+        ep.close()
+    return {"records": records, "latency": latency, "frames": frames}
+
+
+def summarise(records: list[dict[str, Any]], method: str) -> dict[str, Any]:
+    visible = [r for r in records if r["visible"]]
+    errors = [r[f"{method}_error"] for r in visible if f"{method}_error" in r]
+    return {
+        "visible": len(visible),
+        "detection_rate": len(errors) / len(visible) if visible else float("nan"),
+        "median_cm": float(np.median(errors)) * 100 if errors else float("nan"),
+        "p90_cm": float(np.percentile(errors, 90)) * 100 if errors else float("nan"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="2 episodes, 2 views per zone (about a minute)")
+    parser.add_argument("--episodes", type=int, default=8, help="episodes (seeds seed..seed+N-1)")
+    parser.add_argument("--views", type=int, default=4, help="views per zone and episode")
+    parser.add_argument("--seed", type=int, default=100, help="first episode seed (and the views' draw)")
+    parser.add_argument(
+        "--held-views", type=int, default=3, help="views per episode with an object in the gripper"
+    )
+    parser.add_argument(
+        "--min-pixels", type=int, default=20, help="pixels an object must show to count as visible"
+    )
+    parser.add_argument("--width", type=int, default=320, help="camera image width, px")
+    parser.add_argument("--height", type=int, default=240, help="camera image height, px")
+    args = parser.parse_args()
+    if args.quick:
+        args.episodes, args.views = 2, 2
+    started = time.perf_counter()
+    out = run(args)
+    records = out["records"]
+    print(f"\n{out['frames']} views, {args.width}x{args.height}, {time.perf_counter() - started:.0f} s")
+    header = f"{'kind':8s} {'distance':11s} {'vis':>4s} {'det':>5s} {'med cm':>7s} {'p90 cm':>7s} {'centroid med':>13s} {'ratio':>6s}"
+    print(header)
+    print("-" * len(header))
+    figures: dict[str, Any] = {}
+    kinds = sorted({r["name"] for r in records})
+    for kind in [*kinds, "all"]:
+        for _, _, name in BANDS:
+            rows = [
+                r
+                for r in records
+                if (kind == "all" or r["name"] == kind) and band(r["distance"]) == name and not r["held"]
+            ]
+            fit, base = summarise(rows, "fit"), summarise(rows, "centroid")
+            if not fit["visible"]:
+                continue
+            ratio = base["median_cm"] / fit["median_cm"] if fit["median_cm"] > 0 else float("nan")
+            print(
+                f"{kind:8s} {name:11s} {fit['visible']:4d} {fit['detection_rate']:5.2f} {fit['median_cm']:7.2f} "
+                f"{fit['p90_cm']:7.2f} {base['median_cm']:13.2f} {ratio:6.1f}"
+            )
+            key = f"{kind}_{name.replace('<', 'under_').replace('>', 'over_').replace('-', '_').replace('.', 'p').replace(' m', '_m')}"
+            figures[f"{key}_median_error_cm"] = round(fit["median_cm"], 3)
+            figures[f"{key}_detection_rate"] = round(fit["detection_rate"], 3)
+    held = [r for r in records if r["held"]]
+    if held:
+        h = summarise(held, "fit")
+        print(
+            f"{'held':8s} {'any':11s} {h['visible']:4d} {h['detection_rate']:5.2f} {h['median_cm']:7.2f} {h['p90_cm']:7.2f}"
+        )
+        figures["held_detection_rate"] = round(h["detection_rate"], 3)
+        figures["held_median_error_cm"] = round(h["median_cm"], 3)
+    near = [r for r in records if r["distance"] < 1.5 and not r["held"]]
+    per_kind_near = {k: summarise([r for r in near if r["name"] == k], "fit")["median_cm"] for k in kinds}
+    forks = [
+        r["fit_yaw_error"] for r in records if r["name"] == "fork" and "fit_yaw_error" in r and r["visible"]
+    ]
+    if forks:
+        figures["fork_yaw_median_error_deg"] = round(math.degrees(float(np.median(forks))), 2)
+        print(f"fork yaw error: median {figures['fork_yaw_median_error_deg']:.1f} deg")
+    for method, seconds in out["latency"].items():
+        ms = np.array(seconds) * 1e3
+        print(
+            f"latency {method:8s}: median {np.median(ms):.1f} ms, p90 {np.percentile(ms, 90):.1f} ms per frame ({len(ms)} frames)"
+        )
+        figures[f"latency_{method}_median_ms"] = round(float(np.median(ms)), 2)
+        figures[f"latency_{method}_p90_ms"] = round(float(np.percentile(ms, 90)), 2)
+    worst = max(per_kind_near.values())
+    print(f"within 1.5 m, worst kind's median error: {worst:.2f} cm (target <= 1.5 cm)")
+    figures["near_worst_kind_median_error_cm"] = round(worst, 3)
+    figures["views"] = out["frames"]
+    print(
+        json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in figures.items()})
+    )
+
+
+if __name__ == "__main__":
+    main()

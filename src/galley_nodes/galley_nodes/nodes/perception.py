@@ -1,0 +1,154 @@
+"""``perception``: the scene's object poses from the robot's own RGB-D camera.
+
+Subscribes the base camera's depth image (``/camera/base/depth/image_raw``, 32FC1 metres), its
+colour image and camera_info; looks up in TF the camera's optical frame and the robot's links
+(to leave the robot's own body out) at each image's stamp. Publishes every frame's estimates on
+``/perception/objects`` (galley_msgs/PerceivedObjects, in the map frame) and as TF frames
+``perceived/<name>`` (parent ``map``), the counterparts of the simulator's ground truth
+``object/<name>``, which this node never reads: no ``/sim/`` topic, no ``object/`` frame.
+The algorithm is :mod:`galley_core.perception`; an object out of view keeps its last estimate with
+a decaying confidence.
+
+Depth and colour images of one instant are paired by stamp: a depth image is processed when the
+colour image of its stamp is there (whichever arrives first), or without colour when the next
+depth image comes first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from galley_core.config import param
+from galley_core.geometry import Transform, quaternion_from_yaw
+from galley_core.perception import Intrinsics, ObjectEstimate, ObjectPerception, PerceptionConfig
+from galley_core.tf_tree import TransformError
+from galley_runtime import messages
+from galley_runtime.config_files import find_scene
+from galley_runtime.conversions import image_from_msg, transform_from_msg, transform_stamped_msg
+from galley_runtime.node import Node, Publishes, Subscribes
+
+__all__ = ["PerceptionNode", "PerceptionNodeConfig"]
+
+
+@dataclass(frozen=True)
+class PerceptionNodeConfig(PerceptionConfig):
+    scene: str = param("kitchen", "scene name (config/scenes/<name>.yaml) or path: static geometry, objects")
+    map_frame: str = param("map", "fixed frame of the estimates")
+    base_frame: str = param("base_link", "the robot's base frame (its body is left out of the points)")
+    frame_prefix: str = param("perceived/", "TF frames of the estimates: <prefix><object name>")
+
+
+class PerceptionNode(Node):
+    name = "perception"
+    Config = PerceptionNodeConfig
+    subscribes = (
+        Subscribes("/camera/base/depth/image_raw", "sensor_msgs/msg/Image", "on_depth"),
+        Subscribes("/camera/base/image_raw", "sensor_msgs/msg/Image", "on_rgb"),
+        Subscribes("/camera/base/camera_info", "sensor_msgs/msg/CameraInfo", "on_camera_info"),
+    )
+    publishes = (Publishes("/perception/objects", "galley_msgs/msg/PerceivedObjects"),)
+    uses_tf = True
+
+    def __init__(self, host: Any, config: PerceptionNodeConfig) -> None:
+        super().__init__(host, config)
+        self.scene = find_scene(config.scene)
+        self.perception = ObjectPerception(self.scene, config)
+        self._shapes = {o.name: o for o in self.scene.objects}
+        self._intrinsics: Intrinsics | None = None
+        self._pending_depth: Any = None
+        self._rgb: Any = None
+        self._warned: set[str] = set()
+        #: Wall-clock seconds each processed frame took (the latest 1000), for benchmarks and diagnostics.
+        self.frame_seconds: deque[float] = deque(maxlen=1000)
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def on_camera_info(self, msg: Any) -> None:
+        k = [float(v) for v in msg.k]
+        self._intrinsics = Intrinsics(k[0], k[4], k[2], k[5], int(msg.width), int(msg.height))
+
+    def on_rgb(self, msg: Any) -> None:
+        self._rgb = msg
+        if self._pending_depth is not None and _stamp_ns(self._pending_depth) == _stamp_ns(msg):
+            self._process(self._pending_depth, msg)
+
+    def on_depth(self, msg: Any) -> None:
+        if self._pending_depth is not None:  # its colour image never came: without colour
+            self._process(self._pending_depth, None)
+        if self._rgb is not None and _stamp_ns(self._rgb) == _stamp_ns(msg):
+            self._process(msg, self._rgb)
+        else:
+            self._pending_depth = msg
+
+    # -- one frame -----------------------------------------------------------------------------
+
+    def _process(self, depth_msg: Any, rgb_msg: Any) -> None:
+        self._pending_depth = None
+        if self._intrinsics is None:
+            self._warn_once("info", "no camera_info yet on /camera/base/camera_info: frames wait for it")
+            return
+        started = time.perf_counter()
+        stamp = _stamp_ns(depth_msg)
+        c = self.config
+        try:
+            camera = transform_from_msg(self.lookup_transform(c.map_frame, depth_msg.header.frame_id, stamp))
+        except TransformError as err:
+            self._warn_once("camera_tf", f"skipping frames: no transform {c.map_frame} -> camera ({err})")
+            return
+        links = {}
+        for frame in [c.base_frame, *self.perception.robot.frames]:
+            try:
+                links["base_link" if frame == c.base_frame else frame] = transform_from_msg(
+                    self.lookup_transform(c.map_frame, frame, stamp)
+                )
+            except TransformError:
+                self._warn_once(f"link:{frame}", f"robot frame {frame} not in TF: its points are not masked")
+        depth = image_from_msg(depth_msg)
+        rgb = image_from_msg(rgb_msg) if rgb_msg is not None and c.colour_weight > 0 else None
+        if rgb is not None and rgb.shape[:2] != depth.shape:
+            rgb = None
+        result = self.perception.frame(depth, rgb, self._intrinsics, camera, links, stamp * 1e-9)
+        self._publish(result.estimates, depth_msg.header.stamp, stamp * 1e-9)
+        self.frame_seconds.append(time.perf_counter() - started)
+
+    def _publish(self, estimates: list[ObjectEstimate], stamp: Any, now_s: float) -> None:
+        c = self.config
+        objects, transforms = [], []
+        for e in estimates:
+            spec = self._shapes[e.name]
+            pose = Transform(e.position, quaternion_from_yaw(e.yaw))
+            objects.append(
+                {
+                    "name": e.name,
+                    "shape": spec.shape,
+                    "pose": {
+                        "position": dict(zip("xyz", pose.translation.tolist(), strict=True)),
+                        "orientation": dict(zip("xyzw", pose.rotation.tolist(), strict=True)),
+                    },
+                    "yaw_observable": not spec.symmetric_about_z,
+                    "confidence": e.confidence,
+                    "fit_rms": e.rms_m,
+                    "points": e.points,
+                    "age": max(0.0, now_s - e.last_seen_s),
+                }
+            )
+            transforms.append(transform_stamped_msg(pose, c.map_frame, f"{c.frame_prefix}{e.name}", stamp))
+        header = {"stamp": stamp, "frame_id": c.map_frame}
+        self.publish(
+            "/perception/objects",
+            self.msg("galley_msgs/msg/PerceivedObjects", header=header, objects=objects),
+        )
+        if transforms:
+            self.send_transforms(transforms)
+
+    def _warn_once(self, key: str, text: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            self.log.warning(text)
+
+
+def _stamp_ns(msg: Any) -> int:
+    return messages.time_ns_from_msg(msg.header.stamp)
