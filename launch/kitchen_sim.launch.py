@@ -102,6 +102,7 @@ def generate_launch_description() -> LaunchDescription:
     }
     conditions = {flag: IfCondition(PythonExpression(parts)) for flag, parts in truth.items()}
     conditions["record"] = IfCondition(arg("record"))
+    conditions["cameras"] = IfCondition(arg("cameras"))  # perception looks through them
     given = {name: arg(name) for name, _, _ in ARGUMENTS}
 
     def value(v: object) -> object:

@@ -57,6 +57,7 @@ def test_the_full_bring_up_starts_every_node_of_the_stack():
     started = {e for e, _ in started_nodes(REPO / "launch" / "kitchen_sim.launch.py")}
     assert started == {
         "sim",
+        "perception",  # with cameras:=true (the default)
         "scene_markers",
         "map_server",
         "global_planner",

@@ -149,6 +149,8 @@ DRIVEN = ("kitchen", "tour")  # graphs with the simulator and the map
 NODES: tuple[StackNode, ...] = (
     StackNode("recorder", KITCHEN, when="record"),
     StackNode("sim", DRIVEN, when="mujoco"),
+    # object poses from the base RGB-D camera (perceived/<name>), wherever the cameras render
+    StackNode("perception", KITCHEN, when="cameras"),
     StackNode("scene_markers", KITCHEN, when="markers"),
     StackNode("map_server", DRIVEN),
     # the policy too: its `goal` observation holds points of the planner's /plan (galley_learning)
@@ -208,6 +210,7 @@ PARAMS: tuple[Param, ...] = (
     Param("sim", "cameras_enabled", Input("cameras")),
     Param("map_server", "yaml_filename", Input("map")),
     Param("monitor", "scene", Input("scene")),
+    Param("perception", "scene", Input("scene")),
     Param("task_planner", "scene", Input("scene")),
     Param("task_executor", "scene", Input("scene")),
     Param("recorder", "output_dir", Input("output_dir")),
