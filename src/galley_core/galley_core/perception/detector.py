@@ -30,7 +30,7 @@ from scipy.sparse.csgraph import connected_components
 from galley_core.geometry import Transform
 from galley_core.perception.config import PerceptionConfig
 from galley_core.perception.pointcloud import Intrinsics, StaticScene
-from galley_core.perception.shapes import ShapeModel, fit_pose
+from galley_core.perception.shapes import ShapeModel, fit_pose, initial_xy
 
 __all__ = ["DepthView", "Detection", "cluster", "detect", "voxel_downsample"]
 
@@ -210,9 +210,7 @@ def _fit_candidate(  # noqa: PLR0912 - the gates read best in the order they app
     if not hypotheses:
         return None
     centroid = pts.mean(axis=0)
-    away = centroid[:2] - camera_xy
-    away /= max(float(np.linalg.norm(away)), 1e-9)
-    xy = centroid[:2] + 0.3 * spec.footprint_radius * away
+    xy = initial_xy(model, pts, camera_xy)
     yaws = [0.0]
     if model.fits_yaw:
         axis_yaw = math.atan2(axes[0][1], axes[0][0])

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from galley_core.scene import ObjectSpec
 
-__all__ = ["FitResult", "ShapeModel", "fit_pose"]
+__all__ = ["FitResult", "ShapeModel", "fit_pose", "initial_xy"]
 
 F64 = NDArray[np.float64]
 
@@ -110,6 +110,47 @@ class ShapeModel:
         return grid[np.abs(d) <= spacing_m / 3]
 
 
+def initial_xy(model: ShapeModel, points: F64, camera_xy: F64) -> F64:
+    """A start (x, y) for :func:`fit_pose` from an object's visible points, metres.
+
+    Thin walls (a bowl's or a plate's rim) have the surface on both sides of the wall: started a
+    wall's thickness off, a fit settles with the outside of the near rim on the inside of the model.
+    So round shapes start from their top, which a camera above them sees whole: a cylinder's top
+    disc (its centroid), the rim of a bowl or plate (a circle of the rim's radius through it). A
+    sphere starts half a radius behind the centroid, seen from the camera; anything else at the centroid.
+    """
+    s, shape = model.spec.size, model.spec.shape
+    centroid: F64 = points[:, :2].mean(axis=0)
+    top = points[:, 2] >= points[:, 2].max() - 0.004
+    if shape == "cylinder":
+        disc: F64 = points[top, :2].mean(axis=0)
+        return disc
+    if shape == "sphere":
+        away = centroid - camera_xy
+        behind: F64 = centroid + 0.5 * s[0] * away / max(float(np.linalg.norm(away)), 1e-9)
+        return behind
+    if shape not in ("bowl", "plate"):
+        # elongated (a fork) or a box: the middle of the points' extent along their major axis,
+        # which the ends bound (a thin bar's sides do not), and the centroid across it
+        centred = points[:, :2] - centroid
+        axis = np.linalg.svd(centred, full_matrices=False)[2][0]
+        along = centred @ axis
+        middle: F64 = centroid + axis * (along.max() + along.min()) / 2.0
+        return middle
+    ring, radius = points[top, :2], s[0] - s[2] / 2.0
+    centre = ring.mean(axis=0)
+    for _ in range(10):  # Gauss-Newton on |p - c| - radius
+        d = ring - centre
+        dist = np.maximum(np.linalg.norm(d, axis=1), 1e-9)
+        jac = -d / dist[:, None]
+        step, *_ = np.linalg.lstsq(jac, -(dist - radius), rcond=None)
+        centre = centre + np.clip(step, -0.02, 0.02)
+        if np.max(np.abs(step)) < 1e-5:
+            break
+    result: F64 = centre
+    return result
+
+
 @dataclass(frozen=True)
 class FitResult:
     """A fitted pose: position of the object frame (m, map), yaw (rad), residual RMS (m), points used."""
@@ -134,6 +175,7 @@ def fit_pose(
     fit_z: bool,
     huber_m: float = 0.004,
     iterations: int = 12,
+    slide: bool = True,
 ) -> FitResult:
     """Fit ``model``'s pose (x, y, z, yaw) to map points on its visible surface.
 
@@ -145,6 +187,7 @@ def fit_pose(
         fit_z: fit the height too (an object held or on an unknown support).
         huber_m: residuals beyond this count linearly (stray points), metres.
         iterations: Gauss-Newton steps at most.
+        slide: for shapes with a yaw, scan 2 cm either way along the fitted axis and refit from the best.
     """
     params = np.array(initial, dtype=float)
     free = [0, 1] + ([2] if fit_z else []) + ([3] if model.fits_yaw else [])
@@ -160,14 +203,37 @@ def fit_pose(
         jw, rw = jac * weights[:, None], r * weights
         delta, *_ = np.linalg.lstsq(jw.T @ jw + 1e-9 * np.eye(len(free)), -jw.T @ rw, rcond=None)
         delta = np.clip(delta, -0.02, 0.02)  # no step beyond 2 cm (or 0.02 rad) at once
-        trial = params.copy()
-        trial[free] += delta
-        r_trial = model.sdf(_local(points, *trial))
-        if _huber(r_trial, huber_m) > _huber(r, huber_m):
+        # The distances are not smooth where two parts of a shape meet: halve a step that does not help.
+        current = _huber(r, huber_m)
+        for _ in range(5):
+            trial = params.copy()
+            trial[free] += delta
+            r_trial = model.sdf(_local(points, *trial))
+            if _huber(r_trial, huber_m) <= current:
+                break
+            delta = delta / 2.0
+        else:
             break
         params, r = trial, r_trial
         if np.max(np.abs(delta)) < 1e-5:
             break
+    if model.fits_yaw and slide:
+        # Along a bar only its ends pull, and the parts' union leaves shallow steps where a
+        # Gauss-Newton step stalls: scan the axis, then refine from the best place.
+        axis = np.array([math.cos(params[3]), math.sin(params[3]), 0.0, 0.0])
+        shifts = np.arange(-0.02, 0.0201, 0.001)
+        costs = [_huber(model.sdf(_local(points, *(params + d * axis))), huber_m) for d in shifts]
+        best = int(np.argmin(costs))
+        if costs[best] < _huber(r, huber_m) and shifts[best] != 0.0:
+            return fit_pose(
+                model,
+                points,
+                tuple(params + shifts[best] * axis),
+                fit_z=fit_z,
+                huber_m=huber_m,
+                iterations=iterations,
+                slide=False,
+            )
     rms = float(np.sqrt(np.mean(np.minimum(r**2, (3 * huber_m) ** 2))))
     return FitResult(params[:3].copy(), float(math.remainder(params[3], 2 * math.pi)), rms, len(points))
 
