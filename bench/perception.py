@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import time
 from collections import defaultdict
 from typing import Any
@@ -134,6 +135,45 @@ class Episode:
         self.host.shutdown()
 
 
+def view_records(ep: Episode, min_pixels: int) -> list[dict[str, Any]]:
+    """Per object after a view: distance, whether it shows and is held, each method's errors."""
+    scene, truth = ep.sim.scene, ep.sim.sim.object_poses()
+    cam = ep.host.tf.lookup("map", "base_camera_optical", None)[0].translation
+    pixels, held = ep.visible_pixels(), set(ep.sim.sim.held_objects())
+    rows = []
+    for spec in scene.objects:
+        t = truth[spec.name]
+        centre = t.translation + np.array([0.0, 0.0, spec.height / 2])
+        row = {
+            "name": spec.name,
+            "distance": float(np.linalg.norm(centre - cam)),
+            "visible": pixels[spec.name] >= min_pixels,
+            "held": spec.name in held,
+        }
+        for method in NODES:
+            msg = ep.latest.get(method)
+            found = [o for o in (msg.objects if msg else []) if o.name == spec.name and o.age == 0.0]
+            if found:
+                p = found[0].pose
+                estimate = np.array([p.position.x, p.position.y, p.position.z])
+                row[f"{method}_error"] = float(np.linalg.norm(estimate - t.translation))
+                est_yaw = 2 * math.atan2(p.orientation.z, p.orientation.w)
+                row[f"{method}_yaw_error"] = abs(normalize_angle(est_yaw - t.yaw()))
+        rows.append(row)
+    return rows
+
+
+def describe(rows: list[dict[str, Any]]) -> str:
+    """``apple 1.06 m: 0.0 cm, plate held 0.63 m: missed``: what showed or was found, and how well."""
+    out = []
+    for r in rows:
+        if r["visible"] or "fit_error" in r:
+            state = (" held" if r["held"] else "") + ("" if r["visible"] else " unseen")
+            error = f"{100 * r['fit_error']:.1f} cm" if "fit_error" in r else "missed"
+            out.append(f"{r['name']}{state} {r['distance']:.2f} m: {error}")
+    return ", ".join(out) or "nothing in view"
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     rng = np.random.default_rng(args.seed)
     records: list[dict[str, Any]] = []
@@ -155,43 +195,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             ep.send("base_link", x, y, yaw)
             ep.host.run_for(0.2)  # two camera frames: the second sees the new view at rest
             frames += 1
-            truth = ep.sim.sim.object_poses()
-            cam = ep.host.tf.lookup("map", "base_camera_optical", None)[0].translation
-            pixels = ep.visible_pixels()
-            held = set(ep.sim.sim.held_objects())
-            for spec in scene.objects:
-                t = truth[spec.name]
-                centre = t.translation + np.array([0.0, 0.0, spec.height / 2])
-                row = {
-                    "episode": seed,
-                    "view": k,
-                    "name": spec.name,
-                    "distance": float(np.linalg.norm(centre - cam)),
-                    "visible": pixels[spec.name] >= args.min_pixels,
-                    "held": spec.name in held,
-                }
-                for method in NODES:
-                    msg = ep.latest.get(method)
-                    found = [o for o in (msg.objects if msg else []) if o.name == spec.name and o.age == 0.0]
-                    if found:
-                        p = found[0].pose
-                        estimate = np.array([p.position.x, p.position.y, p.position.z])
-                        row[f"{method}_error"] = float(np.linalg.norm(estimate - t.translation))
-                        est_yaw = 2 * math.atan2(p.orientation.z, p.orientation.w)
-                        row[f"{method}_yaw_error"] = abs(normalize_angle(est_yaw - t.yaw()))
-                records.append(row)
-            shown = [r for r in records[-len(scene.objects) :] if r["visible"] or "fit_error" in r]
+            rows = view_records(ep, args.min_pixels)
+            records += [{"episode": seed, "view": k, **r} for r in rows]
             print(
-                f"episode {seed} view {k + 1}/{len(poses)} at ({x:.2f}, {y:.2f}, {yaw:.2f}): "
-                + ", ".join(
-                    f"{r['name']}{' held' if r['held'] else ''}{'' if r['visible'] else ' unseen'} {r['distance']:.2f} m: "
-                    + (f"{100 * r['fit_error']:.1f} cm" if "fit_error" in r else "missed")
-                    for r in shown
-                ),
-                flush=True,
+                f"episode {seed} view {k + 1}/{len(poses)} at ({x:.2f}, {y:.2f}, {yaw:.2f}): {describe(rows)}"
             )
         for method, node in ep.nodes.items():
             latency[method].extend(node.frame_seconds)
+            latency[f"{method}_cpu"].extend(node.frame_cpu_seconds)
         ep.close()
     return {"records": records, "latency": latency, "frames": frames}
 
@@ -205,6 +216,52 @@ def summarise(records: list[dict[str, Any]], method: str) -> dict[str, Any]:
         "median_cm": float(np.median(errors)) * 100 if errors else float("nan"),
         "p90_cm": float(np.percentile(errors, 90)) * 100 if errors else float("nan"),
     }
+
+
+def _key(kind: str, band_name: str) -> str:
+    """``apple_0p75_1p5_m`` for ("apple", "0.75-1.5 m"): a JSON figure's name."""
+    text = band_name.replace("<", "under_").replace(">", "over_").replace("-", "_").replace(".", "p")
+    return f"{kind}_{text.replace(' m', '_m')}"
+
+
+def accuracy_table(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Print detection rate and error per kind and distance band, the baseline beside; the figures."""
+    header = (
+        f"{'kind':8s} {'distance':11s} {'vis':>4s} {'det':>5s} {'med cm':>7s} {'p90 cm':>7s} "
+        f"{'centroid med':>13s} {'centroid p90':>13s}"
+    )
+    print(header)
+    print("-" * len(header))
+    figures: dict[str, Any] = {}
+    kinds = sorted({r["name"] for r in records})
+    bands: list[tuple[str, list[dict[str, Any]]]] = []
+    for kind in [*kinds, "all"]:
+        for _, _, name in BANDS:
+            rows = [r for r in records if kind in ("all", r["name"]) and band(r["distance"]) == name]
+            bands.append((f"{kind:8s} {name:11s}", [r for r in rows if not r["held"]]))
+            fit = summarise(bands[-1][1], "fit")
+            if fit["visible"]:
+                figures[f"{_key(kind, name)}_median_error_cm"] = round(fit["median_cm"], 3)
+                figures[f"{_key(kind, name)}_detection_rate"] = round(fit["detection_rate"], 3)
+    bands.append((f"{'held':8s} {'any':11s}", [r for r in records if r["held"]]))
+    for label, rows in bands:
+        fit, base = summarise(rows, "fit"), summarise(rows, "centroid")
+        if fit["visible"]:
+            print(
+                f"{label} {fit['visible']:4d} {fit['detection_rate']:5.2f} {fit['median_cm']:7.2f} "
+                f"{fit['p90_cm']:7.2f} {base['median_cm']:13.2f} {base['p90_cm']:13.2f}"
+            )
+    held = summarise(bands[-1][1], "fit")
+    figures["held_detection_rate"] = round(held["detection_rate"], 3)
+    figures["held_median_error_cm"] = round(held["median_cm"], 3)
+    near = [r for r in records if r["distance"] < 1.5 and not r["held"]]
+    for method in NODES:
+        per_kind = [summarise([r for r in near if r["name"] == k], method)["median_cm"] for k in kinds]
+        figures[f"near_worst_kind_median_error_cm_{method}"] = round(float(np.nanmax(per_kind)), 3)
+    forks = [r["fit_yaw_error"] for r in records if r["name"] == "fork" and "fit_yaw_error" in r]
+    if forks:
+        figures["fork_yaw_median_error_deg"] = round(math.degrees(float(np.median(forks))), 2)
+    return figures
 
 
 def main() -> None:
@@ -228,58 +285,24 @@ def main() -> None:
         args.episodes, args.views = 2, 2
     started = time.perf_counter()
     out = run(args)
-    records = out["records"]
-    print(f"\n{out['frames']} views, {args.width}x{args.height}, {time.perf_counter() - started:.0f} s")
-    header = f"{'kind':8s} {'distance':11s} {'vis':>4s} {'det':>5s} {'med cm':>7s} {'p90 cm':>7s} {'centroid med':>13s} {'ratio':>6s}"
-    print(header)
-    print("-" * len(header))
-    figures: dict[str, Any] = {}
-    kinds = sorted({r["name"] for r in records})
-    for kind in [*kinds, "all"]:
-        for _, _, name in BANDS:
-            rows = [
-                r
-                for r in records
-                if (kind == "all" or r["name"] == kind) and band(r["distance"]) == name and not r["held"]
-            ]
-            fit, base = summarise(rows, "fit"), summarise(rows, "centroid")
-            if not fit["visible"]:
-                continue
-            ratio = base["median_cm"] / fit["median_cm"] if fit["median_cm"] > 0 else float("nan")
-            print(
-                f"{kind:8s} {name:11s} {fit['visible']:4d} {fit['detection_rate']:5.2f} {fit['median_cm']:7.2f} "
-                f"{fit['p90_cm']:7.2f} {base['median_cm']:13.2f} {ratio:6.1f}"
-            )
-            key = f"{kind}_{name.replace('<', 'under_').replace('>', 'over_').replace('-', '_').replace('.', 'p').replace(' m', '_m')}"
-            figures[f"{key}_median_error_cm"] = round(fit["median_cm"], 3)
-            figures[f"{key}_detection_rate"] = round(fit["detection_rate"], 3)
-    held = [r for r in records if r["held"]]
-    if held:
-        h = summarise(held, "fit")
-        print(
-            f"{'held':8s} {'any':11s} {h['visible']:4d} {h['detection_rate']:5.2f} {h['median_cm']:7.2f} {h['p90_cm']:7.2f}"
-        )
-        figures["held_detection_rate"] = round(h["detection_rate"], 3)
-        figures["held_median_error_cm"] = round(h["median_cm"], 3)
-    near = [r for r in records if r["distance"] < 1.5 and not r["held"]]
-    per_kind_near = {k: summarise([r for r in near if r["name"] == k], "fit")["median_cm"] for k in kinds}
-    forks = [
-        r["fit_yaw_error"] for r in records if r["name"] == "fork" and "fit_yaw_error" in r and r["visible"]
-    ]
-    if forks:
-        figures["fork_yaw_median_error_deg"] = round(math.degrees(float(np.median(forks))), 2)
+    load = os.getloadavg()[0]
+    print(
+        f"\n{out['frames']} views, {args.width}x{args.height}, {time.perf_counter() - started:.0f} s, "
+        f"load average {load:.1f} on {os.cpu_count()} CPUs"
+    )
+    figures = accuracy_table(out["records"])
+    if "fork_yaw_median_error_deg" in figures:
         print(f"fork yaw error: median {figures['fork_yaw_median_error_deg']:.1f} deg")
     for method, seconds in out["latency"].items():
         ms = np.array(seconds) * 1e3
-        print(
-            f"latency {method:8s}: median {np.median(ms):.1f} ms, p90 {np.percentile(ms, 90):.1f} ms per frame ({len(ms)} frames)"
-        )
-        figures[f"latency_{method}_median_ms"] = round(float(np.median(ms)), 2)
-        figures[f"latency_{method}_p90_ms"] = round(float(np.percentile(ms, 90)), 2)
-    worst = max(per_kind_near.values())
-    print(f"within 1.5 m, worst kind's median error: {worst:.2f} cm (target <= 1.5 cm)")
-    figures["near_worst_kind_median_error_cm"] = round(worst, 3)
+        median, p90 = float(np.median(ms)), float(np.percentile(ms, 90))
+        print(f"latency {method:12s}: median {median:.1f} ms, p90 {p90:.1f} ms per frame ({len(ms)} frames)")
+        figures[f"latency_{method}_median_ms"] = round(median, 2)
+        figures[f"latency_{method}_p90_ms"] = round(p90, 2)
+    worst = figures["near_worst_kind_median_error_cm_fit"]
+    print(f"within 1.5 m, the worst kind's median error: {worst:.2f} cm (target <= 1.5 cm)")
     figures["views"] = out["frames"]
+    figures["load_average"] = round(load, 1)
     print(
         json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in figures.items()})
     )

@@ -254,19 +254,23 @@ class RobotMask:
 
     def keep(self, points: NDArray[np.floating], map_from_link: Mapping[str, Transform]) -> NDArray[np.bool_]:
         """Which (N, 3) map points are off the robot; links missing from ``map_from_link`` are skipped."""
-        keep = np.ones(len(points), dtype=bool)
+        # Each test runs on the points still kept: the arm's own points go at its first capsules.
+        kept = np.arange(len(points))
         base = map_from_link.get("base_link")
         if base is not None:
             local = base.inverse().apply(points)
             for center, half in self.body_boxes:
-                keep &= ~_in_box(local, center, half, 0.0, self.margin_m)
+                kept = kept[~_in_box(local[kept], center, half, 0.0, self.margin_m)]
         for frame, start, end, radius in self.capsules:
             link = map_from_link.get(frame)
-            if link is None:
+            if link is None or not len(kept):
                 continue
-            a, b = link.apply(np.asarray([start, end], dtype=float))
+            a, b = link.apply(np.asarray([start, end], dtype=float)).astype(points.dtype)
             ab = b - a
-            t = np.clip((points - a) @ ab / max(float(ab @ ab), 1e-12), 0.0, 1.0)
-            closest = a + t[:, None] * ab
-            keep &= np.sum((points - closest) ** 2, axis=1) > (radius + self.margin_m) ** 2
+            d = points[kept] - a
+            t = np.clip(d @ ab / max(float(ab @ ab), 1e-12), 0.0, 1.0)
+            off = d - t[:, None] * ab
+            kept = kept[np.einsum("ij,ij->i", off, off) > (radius + self.margin_m) ** 2]
+        keep = np.zeros(len(points), dtype=bool)
+        keep[kept] = True
         return keep
