@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import NDArray
+
 from galley_core.config import Config, param
 
 __all__ = ["PerceptionConfig"]
@@ -17,6 +20,12 @@ class PerceptionConfig(Config):
     voxel_m: float = param(0.004, "foreground points are averaged per cube of this side", unit="m", gt=0.0)
     height_threshold_m: float = param(
         0.004, "a point must stand this far above the surface or floor under it", unit="m", ge=0.0
+    )
+    depth_noise_m: float = param(
+        0.0, "the depth sensor's noise (std) at zero range; 0: exact", unit="m", ge=0.0
+    )
+    depth_noise_per_m2: float = param(
+        0.0, "growth of the depth noise (std) with the squared range; 0: exact", unit="1/m", ge=0.0
     )
     static_margin_m: float = param(
         0.015, "walls, furniture and background objects widened by", unit="m", ge=0.0
@@ -63,3 +72,9 @@ class PerceptionConfig(Config):
         0.05, "something this much nearer than an object's estimate hides it", unit="m", gt=0.0
     )
     min_confidence: float = param(0.05, "estimates below this confidence are dropped", ge=0.0, lt=1.0)
+
+    def depth_noise(self, range_m: NDArray[np.floating] | float) -> NDArray[np.floating]:
+        """The depth noise (std, m) at ``range_m`` (m): ``depth_noise_m + depth_noise_per_m2 * range^2``."""
+        r = np.asarray(range_m)
+        noise: NDArray[np.floating] = self.depth_noise_m + self.depth_noise_per_m2 * r * r
+        return noise

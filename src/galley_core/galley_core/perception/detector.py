@@ -221,17 +221,20 @@ def _fit_candidate(  # noqa: PLR0912 - the gates read best in the order they app
             else True
         )
         yaws = [axis_yaw, axis_yaw + math.pi] if wider_ahead else [axis_yaw + math.pi, axis_yaw]
+    # the sensor's depth noise at the cluster's range widens what a good fit may leave
+    noise = float(c.depth_noise(float(np.linalg.norm(pts.mean(axis=0)[:2] - camera_xy))))
+    huber, max_rms = max(c.huber_m, noise), c.max_rms_m + 1.5 * noise
     # at most max_fit_points, spread over the cluster: the fit's cost grows with them, its accuracy hardly
     sample = pts[:: max(1, len(pts) // c.max_fit_points)]
     best = None
     for resting in hypotheses:
         z = support if resting else bottom - 0.005
         for yaw in yaws:
-            fit = fit_pose(model, sample, (xy[0], xy[1], z, yaw), fit_z=not resting, huber_m=c.huber_m)
+            fit = fit_pose(model, sample, (xy[0], xy[1], z, yaw), fit_z=not resting, huber_m=huber)
             if best is None or fit.rms_m < best.rms_m - 1e-4:
                 best, best_resting = fit, resting
     assert best is not None
-    if best.rms_m > c.max_rms_m:
+    if best.rms_m > max_rms:
         return None
     surface = _surface(model, c.surface_spacing_m)
     violation = view.free_space_violation(
@@ -239,10 +242,10 @@ def _fit_candidate(  # noqa: PLR0912 - the gates read best in the order they app
     )
     if violation > c.max_free_space_violation:
         return None
-    cost = best.rms_m / c.max_rms_m + violation / c.max_free_space_violation + c.colour_weight * chroma / 0.3
+    cost = best.rms_m / max_rms + violation / c.max_free_space_violation + c.colour_weight * chroma / 0.3
     confidence = (
         (1.0 - math.exp(-len(pts) / c.confident_points))
-        * math.exp(-((best.rms_m / c.max_rms_m) ** 2))
+        * math.exp(-((best.rms_m / max_rms) ** 2))
         * (1.0 - violation / c.max_free_space_violation)
         * math.exp(-c.colour_weight * chroma / 0.3)
     )

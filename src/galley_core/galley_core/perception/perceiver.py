@@ -71,7 +71,8 @@ class ObjectPerception:
         points, pixels = back_project(
             depth, intrinsics, map_from_camera, max_range_m=c.max_range_m, stride=c.pixel_stride
         )
-        keep = self.static.foreground(points)
+        flat = np.asarray(depth, dtype=np.float32).reshape(-1)
+        keep = self.static.foreground(points, c.depth_noise(flat[pixels]))
         points, pixels = points[keep], pixels[keep]
         keep = self.robot.keep(points, map_from_links)
         points, pixels = points[keep], pixels[keep]
@@ -79,7 +80,7 @@ class ObjectPerception:
         if rgb is not None:
             colours = rgb.reshape(-1, 3)[pixels].astype(np.float64) / 255.0
         view = DepthView(depth, intrinsics, map_from_camera.inverse())
-        ranges = np.asarray(depth, dtype=np.float32).reshape(-1)[pixels]
+        ranges = flat[pixels]
         groups = cluster(points, pixels, ranges, depth.shape, link_m=c.cluster_link_m, focal_px=intrinsics.fx)
         clusters = []
         for group in groups[: c.max_clusters]:

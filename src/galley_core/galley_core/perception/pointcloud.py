@@ -193,13 +193,17 @@ class StaticScene:
         result: F64 = np.where(inside, self._surface[index], 0.0)
         return result
 
-    def foreground(self, points: NDArray[np.floating]) -> NDArray[np.bool_]:
+    def foreground(
+        self, points: NDArray[np.floating], noise_m: NDArray[np.floating] | float = 0.0
+    ) -> NDArray[np.bool_]:
         """Which (N, 3) map points no static geometry explains (not floor, furniture, wall, background).
 
-        Points outside the map's bounds are not kept.
+        A point must stand the height threshold, or 2.5 times its depth noise ``noise_m`` (m, per
+        point or one for all), above the static top under it. Points outside the map are not kept.
         """
         index, inside = self._cells(points[:, :2])
-        result: NDArray[np.bool_] = inside & (points[:, 2] > self._top[index] + self.height_threshold_m)
+        threshold = np.maximum(self.height_threshold_m, 2.5 * np.asarray(noise_m))
+        result: NDArray[np.bool_] = inside & (points[:, 2] > self._top[index] + threshold)
         return result
 
 
