@@ -181,7 +181,7 @@ def _fit_candidate(  # noqa: PLR0912 - the gates read best in the order they app
     *,
     colour: F64 | None,
     support: float,
-    camera_xy: F64,
+    camera: F64,
     view: DepthView,
     c: PerceptionConfig,
 ) -> _Candidate | None:
@@ -210,7 +210,7 @@ def _fit_candidate(  # noqa: PLR0912 - the gates read best in the order they app
     if not hypotheses:
         return None
     centroid = pts.mean(axis=0)
-    xy = initial_xy(model, pts, camera_xy)
+    xy = initial_xy(model, pts, camera[:2])
     yaws = [0.0]
     if model.fits_yaw:
         axis_yaw = math.atan2(axes[0][1], axes[0][0])
@@ -222,7 +222,7 @@ def _fit_candidate(  # noqa: PLR0912 - the gates read best in the order they app
         )
         yaws = [axis_yaw, axis_yaw + math.pi] if wider_ahead else [axis_yaw + math.pi, axis_yaw]
     # the sensor's depth noise at the cluster's range widens what a good fit may leave
-    noise = float(c.depth_noise(float(np.linalg.norm(pts.mean(axis=0)[:2] - camera_xy))))
+    noise = float(c.depth_noise(float(np.linalg.norm(pts.mean(axis=0) - camera))))
     huber, max_rms = max(c.huber_m, noise), c.max_rms_m + 1.5 * noise
     # at most max_fit_points, spread over the cluster: the fit's cost grows with them, its accuracy hardly
     sample = pts[:: max(1, len(pts) // c.max_fit_points)]
@@ -285,7 +285,7 @@ def detect(
     """
     if not clusters or not models:
         return []
-    camera_xy = view.camera_from_map.inverse().translation[:2]
+    camera = view.camera_from_map.inverse().translation
     cost = np.full((len(clusters), len(models)), _REJECTED)
     found: dict[tuple[int, int], _Candidate] = {}
     for i, (pts, colours) in enumerate(clusters):
@@ -293,7 +293,7 @@ def detect(
         support = float(static.support_height(pts[:, :2].mean(axis=0, keepdims=True))[0])
         for j, model in enumerate(models):
             candidate = _fit_candidate(
-                model, pts, colour=colour, support=support, camera_xy=camera_xy, view=view, c=config
+                model, pts, colour=colour, support=support, camera=camera, view=view, c=config
             )
             if candidate is not None:
                 cost[i, j] = candidate.cost
