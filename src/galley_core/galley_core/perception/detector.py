@@ -1,7 +1,7 @@
 """One depth frame's detections: cluster the foreground points, fit each object's shape, match.
 
-:func:`cluster` links foreground points closer than ``cluster_link_m`` (a k-d tree's pairs, then
-connected components). :func:`detect` fits every object's :class:`~galley_core.perception.shapes.ShapeModel`
+:func:`cluster` groups foreground points by their pixels' neighbourhood in the image and their
+distance in space (connected components). :func:`detect` fits every object's :class:`~galley_core.perception.shapes.ShapeModel`
 to every cluster the object could be (its size allows it), scores each fit by
 
 * its residual (how far the points lie from the fitted surface),
