@@ -1,8 +1,9 @@
 """One depth frame's detections: cluster the foreground points, fit each object's shape, match.
 
 :func:`cluster` groups foreground points by their pixels' neighbourhood in the image and their
-distance in space (connected components). :func:`detect` fits every object's :class:`~galley_core.perception.shapes.ShapeModel`
-to every cluster the object could be (its size allows it), scores each fit by
+distance in space (connected components). :func:`detect` fits every object's shape
+(:class:`~galley_core.perception.shapes.ShapeModel`) to every cluster the object could be (its
+size allows it), and scores each fit by
 
 * its residual (how far the points lie from the fitted surface),
 * free space: the fraction of the fitted model's surface that would stand in front of what the
