@@ -25,17 +25,29 @@ def test_perception_declares_no_ground_truth_input():
     assert all(t.startswith("/camera/base/") for t in topics)
 
 
-def run_view(parameters: dict[str, Any]) -> tuple[EmbeddedHost, Any, list[Any], list[str]]:
+def run_view(
+    parameters: dict[str, Any], *, colour_after_depth: bool = False
+) -> tuple[EmbeddedHost, Any, list[Any], list[str]]:
     """The simulator and perception (with ``parameters``), the base teleported to VIEW, 0.35 s run.
 
-    Returns the host, the sim node, the /perception/objects messages and every frame perception
-    looked up in TF.
+    ``colour_after_depth``: each colour image reaches perception just after its depth image (as
+    DDS may deliver them), through a relay. Returns the host, the sim node, the /perception/objects
+    messages and every frame perception looked up in TF.
     """
     host = EmbeddedHost()
     sim = host.add_node(
         load_node_class("sim"), parameters={"seed": SEED, "image_width": 160, "image_height": 120}
     )
-    node = host.add_node(PerceptionNode, parameters=parameters)
+    remap = {"/camera/base/image_raw": "/relayed/image_raw"} if colour_after_depth else {}
+    node = host.add_node(PerceptionNode, parameters=parameters, remappings=remap)
+    if colour_after_depth:
+        relay = host.participant("relay")
+        colour: list[Any] = []
+        out = relay.create_publisher("/relayed/image_raw", "sensor_msgs/msg/Image", QoS())
+        relay.create_subscription("/camera/base/image_raw", "sensor_msgs/msg/Image", colour.append, QoS())
+        relay.create_subscription(
+            "/camera/base/depth/image_raw", "sensor_msgs/msg/Image", lambda _: out.publish(colour[-1]), QoS()
+        )
     looked_up: list[str] = []
     lookup = node.host.lookup_transform
 
@@ -64,9 +76,17 @@ def run_view(parameters: dict[str, Any]) -> tuple[EmbeddedHost, Any, list[Any], 
     return host, sim, received, looked_up
 
 
-@pytest.mark.parametrize("colour_weight", [1.0, 0.0], ids=["shape and colour", "shape alone"])
-def test_the_node_publishes_perceived_frames_near_the_truth_without_looking_up_object_frames(colour_weight):
-    host, sim, received, looked_up = run_view({"colour_weight": colour_weight})
+@pytest.mark.parametrize(
+    ("colour_weight", "colour_after_depth"),
+    [(1.0, False), (0.0, False), (1.0, True)],
+    ids=["shape and colour", "shape alone", "colour image after the depth image"],
+)
+def test_the_node_publishes_perceived_frames_near_the_truth_without_looking_up_object_frames(
+    colour_weight, colour_after_depth
+):
+    host, sim, received, looked_up = run_view(
+        {"colour_weight": colour_weight}, colour_after_depth=colour_after_depth
+    )
     truth = sim.sim.object_poses()
     latest = received[-1]
     assert latest.header.frame_id == "map"
@@ -78,4 +98,6 @@ def test_the_node_publishes_perceived_frames_near_the_truth_without_looking_up_o
         assert 0.0 < seen[name].confidence <= 1.0
         assert seen[name].shape == sim.scene.object(name).shape
     assert looked_up and not any(frame.startswith("object/") for frame in looked_up)
+    node = host.node("perception")
+    assert len(node.frame_seconds) == 3  # every frame processed (3 frames in 0.35 s at 10 Hz), none dropped
     host.shutdown()

@@ -9,9 +9,9 @@ colour image and camera_info; looks up in TF the camera's optical frame and the 
 The algorithm is :mod:`galley_core.perception`; an object out of view keeps its last estimate with
 a decaying confidence.
 
-Depth and colour images of one instant are paired by stamp: a depth image is processed when the
-colour image of its stamp is there (whichever arrives first), or without colour when the next
-depth image comes first.
+Depth and colour images of one instant are paired by stamp: a depth image is processed once the
+colour image of its stamp and its camera's TF are in (whichever arrives last), or after
+``sync_wait_s`` without colour; without TF by then it is dropped.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from galley_core.tf_tree import TransformError
 from galley_runtime import messages
 from galley_runtime.config_files import find_scene
 from galley_runtime.conversions import image_from_msg, transform_from_msg, transform_stamped_msg
-from galley_runtime.node import Node, Publishes, Subscribes
+from galley_runtime.node import Node, Publishes, Subscribes, Timer
 
 __all__ = ["PerceptionNode", "PerceptionNodeConfig"]
 
@@ -39,6 +39,10 @@ class PerceptionNodeConfig(PerceptionConfig):
     map_frame: str = param("map", "fixed frame of the estimates")
     base_frame: str = param("base_link", "the robot's base frame (its body is left out of the points)")
     frame_prefix: str = param("perceived/", "TF frames of the estimates: <prefix><object name>")
+    sync_wait_s: float = param(
+        0.1, "a depth image waits this long for its colour image and its camera's TF", unit="s", gt=0.0
+    )
+    retry_period_s: float = param(0.02, "how often a waiting depth image is tried again", unit="s", gt=0.0)
 
 
 class PerceptionNode(Node):
@@ -50,6 +54,7 @@ class PerceptionNode(Node):
         Subscribes("/camera/base/camera_info", "sensor_msgs/msg/CameraInfo", "on_camera_info"),
     )
     publishes = (Publishes("/perception/objects", "galley_msgs/msg/PerceivedObjects"),)
+    timers = (Timer("on_retry", period_s=lambda c: c.retry_period_s),)
     uses_tf = True
 
     def __init__(self, host: Any, config: PerceptionNodeConfig) -> None:
@@ -74,32 +79,50 @@ class PerceptionNode(Node):
 
     def on_rgb(self, msg: Any) -> None:
         self._rgb = msg
-        if self._pending_depth is not None and _stamp_ns(self._pending_depth) == _stamp_ns(msg):
-            self._process(self._pending_depth, msg)
+        self.on_retry()
 
     def on_depth(self, msg: Any) -> None:
-        if self._pending_depth is not None:  # its colour image never came: without colour
-            self._process(self._pending_depth, None)
-        if self._rgb is not None and _stamp_ns(self._rgb) == _stamp_ns(msg):
-            self._process(msg, self._rgb)
-        else:
-            self._pending_depth = msg
+        if self._pending_depth is not None:
+            self._warn_once("dropped", "a depth image was dropped: its colour image or TF never came in time")
+        self._pending_depth = msg
+        self.on_retry()
 
-    # -- one frame -----------------------------------------------------------------------------
+    def on_retry(self) -> None:
+        """Process the waiting depth image once its colour image and its camera's TF are in.
 
-    def _process(self, depth_msg: Any, rgb_msg: Any) -> None:
-        self._pending_depth = None
+        In the embedded host both come before the depth image (the simulator publishes state, then
+        colour, then depth, in one tick); over DDS they may come after it. A depth image waits
+        ``sync_wait_s`` for them, then goes without colour, or is dropped without TF.
+        """
+        depth = self._pending_depth
+        if depth is None:
+            return
+        c = self.config
+        stamp = _stamp_ns(depth)
+        waited = (self.now_ns() - stamp) * 1e-9 >= c.sync_wait_s
+        rgb = self._rgb if self._rgb is not None and _stamp_ns(self._rgb) == stamp else None
+        if rgb is None and c.colour_weight > 0 and not waited:
+            return
         if self._intrinsics is None:
             self._warn_once("info", "no camera_info yet on /camera/base/camera_info: frames wait for it")
             return
+        try:
+            camera = transform_from_msg(self.lookup_transform(c.map_frame, depth.header.frame_id, stamp))
+        except TransformError as err:
+            if waited:
+                self._pending_depth = None
+                self._warn_once("camera_tf", f"dropping frames: no transform {c.map_frame} -> camera ({err})")
+            return
+        self._pending_depth = None
+        self._process(depth, rgb, camera)
+
+    # -- one frame -----------------------------------------------------------------------------
+
+    def _process(self, depth_msg: Any, rgb_msg: Any, camera: Transform) -> None:
+        assert self._intrinsics is not None  # on_retry waits for camera_info
         started, started_cpu = time.perf_counter(), time.thread_time()
         stamp = _stamp_ns(depth_msg)
         c = self.config
-        try:
-            camera = transform_from_msg(self.lookup_transform(c.map_frame, depth_msg.header.frame_id, stamp))
-        except TransformError as err:
-            self._warn_once("camera_tf", f"skipping frames: no transform {c.map_frame} -> camera ({err})")
-            return
         links = {}
         for frame in [c.base_frame, *self.perception.robot.frames]:
             try:
