@@ -84,7 +84,8 @@ def noisy_depth(msg: Any, rng: np.random.Generator) -> Any:
 
     Gaussian noise of standard deviation 1 mm + 2.5 mm per m^2 (about 3.5 mm at 1 m, 11 mm at 2 m,
     the order of structured-light and time-of-flight cameras) and 2 % of the pixels without a return.
-    The perception nodes are told the noise model (``depth_noise_m``, ``depth_noise_per_m2``).
+    The perception nodes are told the noise model (``depth_noise_m``, ``depth_noise_per_m2``) and
+    filter the depth with a 3x3 median (``depth_median_px``).
     """
     depth = image_from_msg(msg)
     noisy = depth + rng.normal(size=depth.shape).astype(np.float32) * (NOISE_M + NOISE_PER_M2 * depth**2)
@@ -111,7 +112,11 @@ class Episode:
             load_node_class("sim"), parameters={"seed": seed, "image_width": width, "image_height": height}
         )
         remap = {"/camera/base/depth/image_raw": NOISY_DEPTH} if noisy else {}
-        sensor = {"depth_noise_m": NOISE_M, "depth_noise_per_m2": NOISE_PER_M2} if noisy else {}
+        sensor = (
+            {"depth_noise_m": NOISE_M, "depth_noise_per_m2": NOISE_PER_M2, "depth_median_px": 3}
+            if noisy
+            else {}
+        )
         self.nodes = {
             name: self.host.add_node(
                 load_node_class("perception"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,9 @@ class PerceptionConfig(Config):
     )
     depth_noise_per_m2: float = param(
         0.0, "growth of the depth noise (std) with the squared range; 0: exact", unit="1/m", ge=0.0
+    )
+    depth_median_px: int = param(
+        1, "median filter over this many pixels square before anything else (odd; 1: none)", ge=1, le=7
     )
     static_margin_m: float = param(
         0.015, "walls, furniture and background objects widened by", unit="m", ge=0.0
@@ -74,7 +78,12 @@ class PerceptionConfig(Config):
     min_confidence: float = param(0.05, "estimates below this confidence are dropped", ge=0.0, lt=1.0)
 
     def depth_noise(self, range_m: NDArray[np.floating] | float) -> NDArray[np.floating]:
-        """The depth noise (std, m) at ``range_m`` (m): ``depth_noise_m + depth_noise_per_m2 * range^2``."""
+        """The depth noise (std, m) at ``range_m`` (m), after the median filter (``depth_median_px``).
+
+        Before it: ``depth_noise_m + depth_noise_per_m2 * range^2``.
+        """
         r = np.asarray(range_m)
-        noise: NDArray[np.floating] = self.depth_noise_m + self.depth_noise_per_m2 * r * r
+        # a median over n pixels leaves sqrt(pi / 2 / n) of Gaussian noise
+        left = math.sqrt(math.pi / 2.0) / self.depth_median_px if self.depth_median_px > 1 else 1.0
+        noise: NDArray[np.floating] = left * (self.depth_noise_m + self.depth_noise_per_m2 * r * r)
         return noise
