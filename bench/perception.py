@@ -76,6 +76,7 @@ def _clear(scene: Any, x: float, y: float, radius: float = 0.45) -> bool:
 
 
 NOISY_DEPTH = "/bench/depth/image_raw"
+FALSE_M = 0.05  # a detection further than this from the truth counts as false
 NOISE_M, NOISE_PER_M2 = 0.001, 0.0025
 
 
@@ -302,6 +303,12 @@ def accuracy_table(records: list[dict[str, Any]]) -> dict[str, Any]:
     for method in NODES:
         per_kind = [summarise([r for r in near if r["name"] == k], method)["median_cm"] for k in kinds]
         figures[f"near_worst_kind_median_error_cm_{method}"] = round(float(np.nanmax(per_kind)), 3)
+    for method in NODES:
+        # a detection of an object that does not show, or more than 5 cm off: a false one
+        found = [r for r in records if f"{method}_error" in r]
+        false = [r for r in found if not r["visible"] or r[f"{method}_error"] > FALSE_M]
+        figures[f"false_detections_{method}"] = len(false)
+        figures[f"detections_{method}"] = len(found)
     forks = [r["fit_yaw_error"] for r in records if r["name"] == "fork" and "fit_yaw_error" in r]
     if forks:
         figures["fork_yaw_median_error_deg"] = round(math.degrees(float(np.median(forks))), 2)
@@ -341,6 +348,11 @@ def main() -> None:
         + (", noisy depth" if args.noisy_depth else ", the simulator's exact depth")
     )
     figures = accuracy_table(out["records"])
+    for method in NODES:
+        print(
+            f"false detections ({method}): {figures[f'false_detections_{method}']} of "
+            f"{figures[f'detections_{method}']} (of an object not showing, or > {100 * FALSE_M:.0f} cm off)"
+        )
     if "fork_yaw_median_error_deg" in figures:
         print(f"fork yaw error: median {figures['fork_yaw_median_error_deg']:.1f} deg")
     for method, seconds in out["latency"].items():

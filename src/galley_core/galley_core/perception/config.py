@@ -28,6 +28,9 @@ class PerceptionConfig(Config):
     depth_noise_per_m2: float = param(
         0.0, "growth of the depth noise (std) with the squared range; 0: exact", unit="1/m", ge=0.0
     )
+    noise_sigmas: float = param(
+        4.0, "a point must stand this many depth-noise std above the surface (noise blobs stay below)", gt=0.0
+    )
     depth_median_px: int = param(
         1, "median filter over this many pixels square before anything else (odd; 1: none)", ge=1, le=7
     )

@@ -224,7 +224,7 @@ def _fit_candidate(  # noqa: PLR0912 - the gates read best in the order they app
         yaws = [axis_yaw, axis_yaw + math.pi] if wider_ahead else [axis_yaw + math.pi, axis_yaw]
     # the sensor's depth noise at the cluster's range widens what a good fit may leave
     noise = float(c.depth_noise(float(np.linalg.norm(pts.mean(axis=0) - camera))))
-    huber, max_rms = max(c.huber_m, noise), c.max_rms_m + 1.5 * noise
+    huber, max_rms = max(c.huber_m, noise), c.max_rms_m + noise
     # at most max_fit_points, spread over the cluster: the fit's cost grows with them, its accuracy hardly
     sample = pts[:: max(1, len(pts) // c.max_fit_points)]
     best = None

@@ -75,7 +75,7 @@ class ObjectPerception:
             depth, intrinsics, map_from_camera, max_range_m=c.max_range_m, stride=c.pixel_stride
         )
         flat = np.asarray(depth, dtype=np.float32).reshape(-1)
-        keep = self.static.foreground(points, c.depth_noise(flat[pixels]))
+        keep = self.static.foreground(points, c.noise_sigmas * c.depth_noise(flat[pixels]))
         points, pixels = points[keep], pixels[keep]
         keep = self.robot.keep(points, map_from_links)
         points, pixels = points[keep], pixels[keep]

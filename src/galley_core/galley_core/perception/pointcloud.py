@@ -198,11 +198,12 @@ class StaticScene:
     ) -> NDArray[np.bool_]:
         """Which (N, 3) map points no static geometry explains (not floor, furniture, wall, background).
 
-        A point must stand the height threshold, or 2.5 times its depth noise ``noise_m`` (m, per
-        point or one for all), above the static top under it. Points outside the map are not kept.
+        A point must stand the height threshold, or ``noise_m`` (m, per point or one for all: the
+        caller's multiple of the depth noise), above the static top under it. Points outside the
+        map are not kept.
         """
         index, inside = self._cells(points[:, :2])
-        threshold = np.maximum(self.height_threshold_m, 2.5 * np.asarray(noise_m))
+        threshold = np.maximum(self.height_threshold_m, np.asarray(noise_m))
         result: NDArray[np.bool_] = inside & (points[:, 2] > self._top[index] + threshold)
         return result
 
