@@ -352,7 +352,8 @@ def main() -> None:
     for method in NODES:
         print(
             f"false detections ({method}): {figures[f'false_detections_{method}']} of "
-            f"{figures[f'detections_{method}']} (of an object not in the image, or > {100 * FALSE_M:.0f} cm off)"
+            f"{figures[f'detections_{method}']} (of an object not in the image, or > {FALSE_M * 100:.0f} cm "
+            "off)"
         )
     if "fork_yaw_median_error_deg" in figures:
         print(f"fork yaw error: median {figures['fork_yaw_median_error_deg']:.1f} deg")
