@@ -132,6 +132,7 @@ CORE_FLOORS = {
     "galley_core.manipulation": 1,
     "galley_core.navigation": 1,
     "galley_core.tasks": 2,
+    "galley_core.perception": 2,
     "galley_core.language": 3,
     "galley_core.monitoring": 3,
 }

@@ -135,6 +135,7 @@ def test_the_full_bring_up_starts_every_node_of_the_stack(nav2_installed):
     started = {name for given in valid for name in fake_launch.started(description, given)}
     assert started == {
         "sim",
+        "perception",  # with policy:=RUN and cameras:=true (the default)
         "scene_markers",
         "map_server",
         "global_planner",

@@ -147,3 +147,11 @@ def test_msg_constants_are_the_msg_files_constants(msg_file, prefix, names):
     declared = {m[1]: int(m[2]) for m in re.finditer(r"^uint8 (\w+)=(\d+)", text, re.MULTILINE)}
     assert set(declared) == set(names)
     assert {name: getattr(msg_constants, prefix + name) for name in names} == declared
+
+
+def test_galley_msgs_come_from_the_source_checkout_when_run_from_it(monkeypatch):
+    """An editable install reads the checkout's .msg files, so a new message needs no reinstall."""
+    monkeypatch.delenv("GALLEY_MSGS_DIR", raising=False)
+    checkout = Path(rosbags_messages.__file__).resolve().parents[2] / "galley_msgs" / "msg"
+    assert checkout.is_dir()
+    assert rosbags_messages.find_galley_msg_dir() == checkout

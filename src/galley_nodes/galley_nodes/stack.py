@@ -86,6 +86,7 @@ def flags(mode: Mode) -> dict[str, bool]:
         "oracle": mode.driver == "oracle",
         "policy": mode.driver == "policy",
         "cameras": mode.cameras,
+        "perception": mode.cameras and mode.driver == "policy",  # a policy that looks through the cameras
         "planner": mode.planner,
         "record": mode.record,
         "markers": mode.markers,
@@ -145,6 +146,9 @@ DRIVEN = ("kitchen", "tour")  # graphs with the simulator and the map
 NODES: tuple[StackNode, ...] = (
     StackNode("recorder", "galley_nodes.nodes.recorder:RecorderNode", KITCHEN, when="record"),
     StackNode("sim", "galley_sim.sim_node:SimNode", DRIVEN, when="mujoco"),
+    # object poses from the base RGB-D camera (perceived/<name>) for a policy that looks through the
+    # cameras; about 30 ms of CPU a frame, so not where nothing reads them (the oracle, collection)
+    StackNode("perception", "galley_nodes.nodes.perception:PerceptionNode", KITCHEN, when="perception"),
     StackNode("scene_markers", "galley_nodes.nodes.scene_markers:SceneMarkersNode", KITCHEN, when="markers"),
     StackNode("map_server", "galley_nodes.nodes.map_server:MapServerNode", DRIVEN),
     # the policy too: its `goal` observation holds points of the planner's /plan (galley_learning)
@@ -217,6 +221,7 @@ PARAMS: tuple[Param, ...] = (
     Param("sim", "cameras_enabled", Input("cameras")),
     Param("map_server", "yaml_filename", Input("map")),
     Param("monitor", "scene", Input("scene")),
+    Param("perception", "scene", Input("scene")),
     Param("task_planner", "scene", Input("scene")),
     Param("task_executor", "scene", Input("scene")),
     Param("recorder", "output_dir", Input("output_dir")),

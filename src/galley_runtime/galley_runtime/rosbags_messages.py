@@ -58,7 +58,7 @@ def find_galley_msg_dir() -> Path:
     candidates: list[Path] = []
     if env := os.environ.get("GALLEY_MSGS_DIR"):
         candidates.append(Path(env))
-    candidates.append(Path(__file__).resolve().parents[3] / "galley_msgs" / "msg")
+    candidates.append(Path(__file__).resolve().parents[2] / "galley_msgs" / "msg")
     prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
     candidates += [Path(p) / "share" / "galley_msgs" / "msg" for p in [*prefixes, sys.prefix]]
     for path in candidates:
