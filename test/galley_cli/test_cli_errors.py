@@ -75,18 +75,11 @@ collect --episodes 1 --scene nosuch --out {out}  | scene 'nosuch' not found
 train --data {inputs}/empty --out {out}          | no bags under {inputs}/empty
 """
 
-#: Rows that break a rule today, with the reason: the fix belongs in files that issue 31's library
-#: split is moving. Strict: once fixed, the row fails until it leaves this table.
-_RUN_OUT = "galley run makes --out before it reads and checks the params files (galley_cli/run.py)"
+#: Rows that break a rule today, with the reason. Strict: once fixed, the row fails until it leaves
+#: this table.
 KNOWN = {
-    "run x --params {inputs}/malformed.yaml --out {out}": _RUN_OUT,
-    "run x --params {inputs}/list.yaml --out {out}": _RUN_OUT,
-    "run x --params {inputs}/unknown_param.yaml --out {out}": _RUN_OUT,
-    "eval --mode planner --planner nosuch --out {out}": (
-        "galley eval makes --out before the planner's parameters are checked (galley_cli/eval.py)"
-    ),
     "eval --mode planner --episodes 1 --params {inputs}/malformed.yaml --out {out}": (
-        "galley eval --mode planner never reads --params: a malformed file passes (galley_cli/eval.py)"
+        "galley eval --mode planner never reads --params: a malformed file passes (evaluation.py)"
     ),
 }
 

@@ -31,6 +31,9 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise UsageError(str(err)) from None
     print(json.dumps({k: v for k, v in metrics.items() if not isinstance(v, dict)}))
+    headline = metrics["headline"]
+    value = "n/a" if headline["value"] is None else f"{headline['value']:.3f}"
+    print(f"galley eval: {headline['metric']} = {value}: {headline['counts']}")
     return 0
 
 

@@ -78,7 +78,18 @@ def build_host(mode: stack.Mode, settings: Resolved, params: Sequence[Path]) -> 
             "run: use ros2 launch launch/kitchen_sim.launch.py nav2:=true, or galley's own (nav2 off)"
         )
     host = EmbeddedHost([*default_params_files(), *params])
-    for name in stack.nodes(mode):
+    names = stack.nodes(mode)
+    # every node's parameters checked before the first node starts (the recorder makes its bag)
+    configs = {
+        name: host.node_config(load_node_class(name), name, settings.parameters.get(name)) for name in names
+    }
+    if "map_server" in configs and not Path(configs["map_server"].yaml_filename).is_file():
+        map_file = configs["map_server"].yaml_filename
+        raise EpisodeError(
+            f"map_server.yaml_filename = {map_file!r}: no such file; give a nav2 map YAML in a --params "
+            "file, or leave it out to use the scene's (galley map --scene SCENE --out maps/ makes one)"
+        )
+    for name in names:
         remapped = stack.remappings(mode, name)
         extra = {"remappings": remapped} if remapped else {}
         host.add_node(load_node_class(name), parameters=settings.parameters.get(name, {}), **extra)

@@ -183,8 +183,9 @@ def run_episode(
     needed = policy_sees_images(policy) or video or config.cameras
     scene = find_scene(config.scene)
     plan, gold = resolve_plan(instruction, scene, seed, config.plan)
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
+    if out_dir is not None:  # made by the recorder, once every node's parameters are checked
+        if out_dir.exists() and not out_dir.is_dir():
+            raise EpisodeError(f"--out {out_dir} is a file; give a folder for the run's report and bag")
         if (out_dir / "bag").exists():
             raise EpisodeError(
                 f"{out_dir / 'bag'} exists already; choose another --out (nothing is overwritten)"
@@ -253,6 +254,7 @@ def run_episode(
     )
     summary |= replans.summary(planned)
     if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "episode.json").write_text(json.dumps(summary, indent=2) + "\n")
         if config.topdown == "always" or not summary["success"]:
             _plot(log, scene, summary, objects=objects, path=out_dir / "topdown.png")

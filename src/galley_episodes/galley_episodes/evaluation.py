@@ -45,6 +45,8 @@ With either, ``metrics.json`` adds ``sr_episode_replan`` (episodes that succeede
 gets, episodes being deterministic), ``replans``, ``recovered`` and ``injected``, and
 ``episodes.csv`` the columns ``replans`` and ``injected``; ``sr`` and ``sr_episode`` then score the
 first plan's steps.
+``headline`` names the figure that leads (``sr_episode_replan`` with replanning, ``sr_episode``
+without, ``em`` in planner mode) and what it counts; ``galley eval`` prints it last.
 """
 
 from __future__ import annotations
@@ -123,7 +125,8 @@ def evaluate(
     _check_options(mode, policy, replanning)
     suite = Path(config.suite) if config.suite else None
     scene_name, entries = _entries(suite, config.split, config.episodes, config.steps)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ValueError(f"--out {out_dir} is a file; give a folder for the report")
     if mode in ("policy", "joint") and entries:  # what every episode does with the --params values
         settings = run_settings(
             scene_name,
@@ -193,12 +196,27 @@ def evaluate(
         metrics["mse"] = heldout_mse(policy)
         if metrics["em"]:
             metrics["p"] = 1.0 / metrics["em"] + metrics["mse"]
+    metrics["headline"] = _headline(metrics, replanning)
+    out_dir.mkdir(parents=True, exist_ok=True)  # once the planner and the episodes have run
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     write_csv(out_dir / "episodes.csv", rows, sorted({k for r in rows for k in r}))
     if step_rows:
         write_csv(out_dir / "steps.csv", step_rows, list(step_rows[0]))
     plot_eval(mode, rows, metrics, out_dir / "metrics.png")
     return metrics
+
+
+def _headline(metrics: dict[str, Any], replanning: bool) -> dict[str, Any]:
+    """The one figure a reader takes away, with what it counts (metrics.json's ``headline``)."""
+    if metrics.get("sr_episode") is None:
+        return {"metric": "em", "value": metrics.get("em"), "counts": "plans' steps matching the gold plan"}
+    if replanning:
+        return {
+            "metric": "sr_episode_replan",
+            "value": metrics["sr_episode_replan"],
+            "counts": "episodes whose task succeeded, replans allowed (sr_episode: their first plan alone)",
+        }
+    return {"metric": "sr_episode", "value": metrics["sr_episode"], "counts": "episodes whose task succeeded"}
 
 
 def _check_options(mode: str, policy: Path | None, replanning: bool) -> None:
@@ -304,7 +322,8 @@ def _progress(done: int, total: int, start: float, rows: list[dict[str, Any]]) -
     eta = elapsed / done * (total - done)
     extra = ""
     if "success" in rows[-1]:
-        extra = f"  episodes succeeded {sum(r['success'] for r in rows)}/{done}"
+        replanned = " (replans allowed)" if "replans" in rows[-1] else ""
+        extra = f"  episodes succeeded{replanned} {sum(r['success'] for r in rows)}/{done}"
     if "em" in rows[-1]:
         extra += f"  EM so far {np.mean([r['em'] for r in rows]):.3f}"
     print(

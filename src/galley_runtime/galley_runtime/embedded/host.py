@@ -263,12 +263,24 @@ class EmbeddedHost:
         fqn = node_host.fully_qualified_name
         if fqn in self._records:
             raise ValueError(f"a node named {fqn!r} already runs in this host; give another name=")
-        given = {k: (v, "the parameters given to add_node") for k, v in (parameters or {}).items()}
-        config, _ = node_parameters(node_cls.Config, fqn, self._params, given)
+        config = self.node_config(node_cls, fqn, parameters)
         node = node_cls(node_host, config)
         self._records[fqn] = _NodeRecord(node, node_host)
         self.bus.deliver_pending()  # latched messages for the new node's subscriptions
         return node
+
+    def node_config(
+        self, node_cls: type[Node], name: str, parameters: Mapping[str, Any] | None = None
+    ) -> Any:
+        """The configuration ``add_node`` would give ``node_cls`` as ``name``, without starting it.
+
+        Raises:
+            ParameterError: as :meth:`add_node`.
+        """
+        fqn = name if name.startswith("/") else "/" + name
+        given = {k: (v, "the parameters given to add_node") for k, v in (parameters or {}).items()}
+        config, _ = node_parameters(node_cls.Config, fqn, self._params, given)
+        return config
 
     def node(self, name: str) -> Node:
         """A running node by name (``/ns/name`` or just ``name`` in the root namespace)."""
