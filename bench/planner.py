@@ -1,11 +1,22 @@
-"""Global planner benchmark: galley's Theta* against python-motion-planning's Theta* and tcod's A*.
+"""Global planner benchmark: galley's Theta* against Nav2's, its own previous one, pmp's and tcod's A*.
 
 Usage::
 
-    python bench/planner.py [--quick]
+    python bench/planner.py [--quick] [--nav2 PATH]
 
-Grids, all planned corner to corner on the same blocked cells (the obstacles after galley's
-inflation, so every planner sees the same free space):
+Side by side (first table): galley's Theta* against Nav2's C++ Theta* core and against galley's
+previous Theta* (commit f0b9886, loaded from git history into a temporary module), on the same
+pre-inflated grids: random 200 x 200 and 1000 x 1000 grids with 15 % obstacle cells and, where
+found beside the Nav2 harness, nav2_bringup's warehouse and depot maps (clearance 0.3 m); 10 far
+pairs each, the planners interleaved pair by pair over repeated rounds, the median time of each
+pair. Nav2's core is a standalone harness built outside the repository from Nav2's public source
+(bench/README.md says how); the bench looks for it at --nav2, $GALLEY_NAV2_THETA_STAR or
+/opt/nav2_theta_star/nav2_theta_star_bench, and says how to get one when it finds none. Ratios are
+medians over the pairs of per-pair ratios; galley's time is a whole ``plan()`` call, Nav2's its
+``generatePath`` alone.
+
+Against python-motion-planning and tcod (second table), grids all planned corner to corner on the
+same blocked cells (the obstacles after galley's inflation, so every planner sees the same free space):
 
 * the kitchen map, maps/kitchen.yaml (clearance 0.3 m), when it exists;
 * random 200 x 200 and 1000 x 1000 grids with 15 % obstacle cells (seed 0, no inflation).
@@ -26,12 +37,17 @@ never does, which can make its paths a little longer than tcod's. The last line 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -41,6 +57,9 @@ from galley_core.navigation.theta_star import ThetaStar, ThetaStarConfig
 
 REPO = Path(__file__).resolve().parents[1]
 KITCHEN = REPO / "maps" / "kitchen.yaml"
+NAV2_DEFAULT = Path("/opt/nav2_theta_star/nav2_theta_star_bench")
+#: The commit whose Theta* (binary heap with decrease-key) the side-by-side table compares against.
+OLD_COMMIT = "f0b9886"
 _PMP_WARM: list[bool] = []
 
 
@@ -136,20 +155,196 @@ def run_pmp(blocked: np.ndarray, cells: Any) -> dict[str, Any] | None:
     return {"s": seconds, "length_cells": polyline_length(path)}
 
 
+def load_old_theta_star() -> ModuleType | None:
+    """galley's Theta* as of OLD_COMMIT, from git history, as a temporary module (None without git)."""
+    base = "src/galley_core/galley_core/navigation/"
+    texts = []
+    for name in ("_search_kernels.py", "theta_star.py"):
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "show", f"{OLD_COMMIT}:{base}{name}"],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
+        if out.returncode != 0:
+            return None
+        texts.append(out.stdout)
+    folder = Path(tempfile.mkdtemp(prefix="galley_old_theta_star_"))
+    (folder / "old_search_kernels.py").write_text(texts[0])
+    old = "from galley_core.navigation._search_kernels import"
+    (folder / "old_theta_star.py").write_text(texts[1].replace(old, "from old_search_kernels import"))
+    sys.path.insert(0, str(folder))
+    return importlib.import_module("old_theta_star")
+
+
+def find_nav2(given: str | None) -> Path | None:
+    for candidate in (given, os.environ.get("GALLEY_NAV2_THETA_STAR"), str(NAV2_DEFAULT)):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return Path(candidate)
+    return None
+
+
+def far_pairs(planner: ThetaStar, count: int = 10, seed: int = 1) -> list[tuple[tuple[int, int], ...]]:
+    """``count`` pairs of cells of the largest free region, at least 0.4 of its bounding diagonal apart."""
+    labels = planner._labels
+    counts = np.bincount(labels.ravel())
+    counts[0] = 0
+    cells = np.argwhere(labels == np.argmax(counts))
+    far = 0.4 * float(np.hypot(*(cells.max(axis=0) - cells.min(axis=0))))
+    rng = np.random.default_rng(seed)
+    pairs: list[tuple[tuple[int, int], ...]] = []
+    while len(pairs) < count:
+        a, b = cells[rng.integers(len(cells), size=2)]
+        if np.hypot(*(a - b)) >= far:
+            pairs.append(((int(a[0]), int(a[1])), (int(b[0]), int(b[1]))))
+    return pairs
+
+
+def nav2_round(exe: Path, pgm: Path, pairs_file: Path, count: int) -> tuple[list[float], list[float]]:
+    """One timed pass of Nav2's harness over the pairs: (seconds, path lengths in cells) per pair."""
+    out = subprocess.run(
+        [str(exe), str(pgm), str(pairs_file), "1"], capture_output=True, text=True, check=True
+    )
+    rows = [line.split() for line in out.stdout.splitlines() if line.strip()]
+    if len(rows) != count:
+        raise RuntimeError(f"{exe} printed {len(rows)} lines for {count} pairs: {out.stderr.strip()}")
+    return [float(r[2]) for r in rows], [float(r[3]) for r in rows]
+
+
+def side_by_side(
+    name: str,
+    grid: OccupancyGrid,
+    clearance: float,
+    *,
+    rounds: int,
+    old: ModuleType | None,
+    nav2: Path | None,
+) -> dict[str, Any]:
+    """galley, its previous Theta* and Nav2's on 10 far pairs, interleaved: per-pair medians and lengths."""
+    kwargs = {"clearance_m": clearance, "max_waypoints": 1_000_000, "max_planning_time_s": 0.0}
+    planner = ThetaStar(grid=grid, config=ThetaStarConfig(**kwargs))
+    pairs = far_pairs(planner)
+    ends = [(grid.cell_to_world(*a), grid.cell_to_world(*b)) for a, b in pairs]
+    runners: dict[str, Any] = {"galley": planner}
+    if old is not None:
+        runners["old"] = old.ThetaStar(grid=grid, config=old.ThetaStarConfig(**kwargs))
+    times: dict[str, list[list[float]]] = {k: [[] for _ in pairs] for k in [*runners, "nav2"]}
+    lengths: dict[str, list[float]] = {}
+    folder = Path(tempfile.mkdtemp(prefix="galley_bench_planner_"))
+    pgm, pairs_file = folder / f"{name}.pgm", folder / f"{name}_pairs.txt"
+    h, w = planner.blocked.shape
+    pgm.write_bytes(
+        f"P5\n{w} {h}\n255\n".encode() + np.where(planner.blocked, 254, 0).astype(np.uint8).tobytes()
+    )
+    pairs_file.write_text("".join(f"{a[1]} {a[0]} {b[1]} {b[0]}\n" for a, b in pairs))  # x = col, y = row
+    for key, p in runners.items():  # warm-up (and the lengths: the same every round)
+        lengths[key] = [p.plan(s, g).length_m / grid.resolution for s, g in ends]
+    for _ in range(rounds):
+        if nav2 is not None:
+            secs, lengths["nav2"] = nav2_round(nav2, pgm, pairs_file, len(pairs))
+            for i, t in enumerate(secs):
+                times["nav2"][i].append(t)
+        for i, (s, g) in enumerate(ends):
+            for key, p in runners.items():
+                t0 = time.perf_counter()
+                result = p.plan(s, g)
+                times[key][i].append(time.perf_counter() - t0)
+                assert result.ok, result.reason
+    med = {k: [statistics.median(v) for v in per_pair] for k, per_pair in times.items() if per_pair[0]}
+    return {"name": name, "shape": (h, w), "med": med, "lengths": lengths}
+
+
+def ratio(row: dict[str, Any], a: str, b: str, what: str = "med") -> float | None:
+    """Median over the pairs of a's figure over b's (None when either planner did not run)."""
+    if a not in row[what] or b not in row[what]:
+        return None
+    return statistics.median(x / y for x, y in zip(row[what][a], row[what][b], strict=True))
+
+
+def side_by_side_table(args: argparse.Namespace, figures: dict[str, float]) -> None:
+    nav2 = find_nav2(args.nav2)
+    old = load_old_theta_star()
+    cases: list[tuple[str, OccupancyGrid, float]] = [
+        ("rand200", random_grid(200, seed=0), 0.0),
+        ("rand1000", random_grid(1000, seed=0), 0.0),
+    ]
+    maps = (nav2.parent if nav2 else NAV2_DEFAULT.parent) / "maps"
+    cases += [
+        (m, load_map_yaml(maps / f"{m}.yaml"), 0.3)
+        for m in ("warehouse", "depot")
+        if (maps / f"{m}.yaml").is_file()
+    ]
+    rounds = 3 if args.quick else 9
+    print(f"side by side: 10 far pairs per grid, median of {rounds} interleaved rounds per pair")
+    header = (
+        f"{'grid':>10} {'cells':>11} {'galley ms':>10} {'old ms':>8} {'nav2 ms':>8} {'/nav2':>6} "
+        f"{'old/nav2':>8} {'/old':>6} {'len /nav2':>9} {'len /old':>9}"
+    )
+    print(header)
+    print("-" * len(header))
+
+    def fmt(value: float | None, spec: str) -> str:
+        return "-" if value is None else format(value, spec)
+
+    for name, grid, clearance in cases:
+        row = side_by_side(name, grid, clearance, rounds=rounds, old=old, nav2=nav2)
+        total = {k: sum(v) * 1e3 for k, v in row["med"].items()}
+        r_nav2, r_old, r_old_nav2 = (
+            ratio(row, "galley", "nav2"),
+            ratio(row, "galley", "old"),
+            ratio(row, "old", "nav2"),
+        )
+        l_nav2, l_old = ratio(row, "galley", "nav2", "lengths"), ratio(row, "galley", "old", "lengths")
+        h, w = row["shape"]
+        print(
+            f"{name:>10} {h:>5}x{w:<5} {total['galley']:>10.2f} {fmt(total.get('old'), '8.2f'):>8} "
+            f"{fmt(total.get('nav2'), '8.2f'):>8} {fmt(r_nav2, '6.3f'):>6} {fmt(r_old_nav2, '8.3f'):>8} "
+            f"{fmt(r_old, '6.3f'):>6} {fmt(l_nav2, '9.4f'):>9} {fmt(l_old, '9.4f'):>9}"
+        )
+        figures[f"sbs_galley_ms_{name}"] = round(total["galley"], 3)
+        for key, value in (("nav2", r_nav2), ("old", r_old), ("old_over_nav2", r_old_nav2)):
+            if value is not None:
+                figures[
+                    f"sbs_time_ratio_{'galley_over_' + key if key != 'old_over_nav2' else key}_{name}"
+                ] = round(value, 4)
+        if l_nav2 is not None:
+            figures[f"sbs_length_ratio_galley_over_nav2_{name}"] = round(l_nav2, 4)
+        if l_old is not None:
+            worst = max(
+                abs(a / b - 1) for a, b in zip(row["lengths"]["galley"], row["lengths"]["old"], strict=True)
+            )
+            figures[f"sbs_length_max_rel_diff_vs_old_{name}"] = round(worst, 6)
+    print(
+        "ms: sum over the 10 pairs of each pair's median; ratios (/nav2, old/nav2, /old, lengths): "
+        "medians over the pairs of per-pair ratios; galley's time is a whole plan() (path pulled taut, "
+        "waypoints), Nav2's its generatePath"
+    )
+    if old is None:
+        print(f"note: git or commit {OLD_COMMIT} not found: the previous Theta* (old) is skipped")
+    if nav2 is None:
+        print(
+            "note: no Nav2 Theta* harness found (--nav2, $GALLEY_NAV2_THETA_STAR or "
+            f"{NAV2_DEFAULT}): its columns are skipped; bench/README.md says how to build one"
+        )
+    print()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--quick", action="store_true", help="fewer repeats, python-motion-planning on 200 only"
     )
+    parser.add_argument("--nav2", help="the Nav2 Theta* harness (bench/README.md says how to build it)")
     args = parser.parse_args()
     repeats = 3 if args.quick else 7
+    figures: dict[str, float] = {}
+    side_by_side_table(args, figures)
     cases: list[tuple[str, OccupancyGrid, float]] = []
     if KITCHEN.is_file():
         cases.append(("kitchen", load_map_yaml(KITCHEN), 0.3))
     else:
         print("kitchen map not found (maps/kitchen.yaml), row skipped")
     cases += [("200", random_grid(200), 0.0), ("1000", random_grid(1000), 0.0)]
-    figures: dict[str, float] = {}
     rows = []
     notes = []
     for name, grid, clearance in cases:
@@ -198,7 +393,7 @@ def main() -> int:
     print(
         "lengths in cells; tcod's A* and Nav2 let diagonal moves squeeze between touching obstacle "
         "cells, which shortens their paths; galley (and python-motion-planning's strict collision) never "
-        "squeeze; Nav2's C++ Theta* core takes about 220 ms on the 1000 x 1000 grid on 2-core machines"
+        "squeeze"
     )
     for note in notes:
         print(f"note: {note}")
