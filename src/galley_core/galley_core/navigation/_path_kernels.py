@@ -94,7 +94,9 @@ def finish(
     snapped_goal: bool,
     sweeps: int,
 ) -> Any:
-    """The path a search found, in grid coordinates ``(N, 2)``: traced, ends attached, pulled taut.
+    """The path a search found, in grid coordinates ``(N, 2)``, and its length in cells.
+
+    The path is traced, its ends attached, and pulled taut.
 
     ``rec`` holds the search's records (:mod:`._search_kernels`: the parent in the low 32 bits of
     word ``2n + 1``) over the grid padded by one cell, ``2**shift`` cells wide; the parents are
@@ -148,7 +150,10 @@ def finish(
     out = pts[lo:hi].copy()
     if sweeps > 0 and hi - lo > 2:
         out = tighten(blocked, width, height, out, sweeps, 12)
-    return out
+    length = 0.0
+    for i in range(out.shape[0] - 1):
+        length += math.sqrt((out[i + 1, 0] - out[i, 0]) ** 2 + (out[i + 1, 1] - out[i, 1]) ** 2)
+    return out, length
 
 
 @njit_inline

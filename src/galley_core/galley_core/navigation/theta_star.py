@@ -203,7 +203,7 @@ class ThetaStar:
             return stopped
         if status != FOUND:  # the labels say reachable, so this is a bug, not user input
             raise RuntimeError(f"Theta* found no path between connected cells {cells}")
-        vertices = finish(
+        vertices, length_cells = finish(
             self._rec,
             self._shift,
             start_n,
@@ -217,7 +217,7 @@ class ThetaStar:
             self.config.tighten_sweeps,
         )
         path = grid.grid_to_world(vertices)
-        length = float(np.sum(np.hypot(*np.diff(vertices, axis=0).T))) * grid.resolution
+        length = float(length_cells) * grid.resolution
         c = self.config
         common = {
             "expansions": expansions,
