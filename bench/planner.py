@@ -264,21 +264,21 @@ def ratio(row: dict[str, Any], a: str, b: str, what: str = "med") -> float | Non
 def side_by_side_table(args: argparse.Namespace, figures: dict[str, float]) -> None:
     nav2 = find_nav2(args.nav2)
     old = load_old_theta_star()
-    cases: list[tuple[str, OccupancyGrid, float]] = [
-        ("rand200", random_grid(200, seed=0), 0.0),
-        ("rand1000", random_grid(1000, seed=0), 0.0),
+    # (name, grid, clearance m, rounds, rounds with --quick; 0: skipped)
+    cases: list[tuple[str, OccupancyGrid, float, int, int]] = [
+        ("rand200", random_grid(200, seed=0), 0.0, 9, 3),
+        ("rand1000", random_grid(1000, seed=0), 0.0, 5, 3),
     ]
     maps = (nav2.parent if nav2 else NAV2_DEFAULT.parent) / "maps"
-    cases += [
-        (m, load_map_yaml(maps / f"{m}.yaml"), 0.3)
-        for m in ("warehouse", "depot")
-        if (maps / f"{m}.yaml").is_file()
-    ]
-    rounds = 3 if args.quick else 9
-    print(f"side by side: 10 far pairs per grid, median of {rounds} interleaved rounds per pair")
+    for name, rounds in (("warehouse", 3), ("depot", 5)):
+        if (maps / f"{name}.yaml").is_file():  # Nav2 takes seconds a plan on the warehouse
+            cases.append(
+                (name, load_map_yaml(maps / f"{name}.yaml"), 0.3, rounds, 0 if name == "warehouse" else 3)
+            )
+    print("side by side: 10 far pairs per grid, each pair's median over interleaved rounds")
     header = (
-        f"{'grid':>10} {'cells':>11} {'galley ms':>10} {'old ms':>8} {'nav2 ms':>8} {'/nav2':>6} "
-        f"{'old/nav2':>8} {'/old':>6} {'len /nav2':>9} {'len /old':>9}"
+        f"{'grid':>10} {'cells':>11} {'rounds':>6} {'galley ms':>10} {'old ms':>8} {'nav2 ms':>8} "
+        f"{'/nav2':>6} {'old/nav2':>8} {'/old':>6} {'len /nav2':>9} {'len /old':>9}"
     )
     print(header)
     print("-" * len(header))
@@ -286,7 +286,11 @@ def side_by_side_table(args: argparse.Namespace, figures: dict[str, float]) -> N
     def fmt(value: float | None, spec: str) -> str:
         return "-" if value is None else format(value, spec)
 
-    for name, grid, clearance in cases:
+    for name, grid, clearance, full_rounds, quick_rounds in cases:
+        rounds = quick_rounds if args.quick else full_rounds
+        if rounds == 0:
+            print(f"{name:>10} skipped with --quick")
+            continue
         row = side_by_side(name, grid, clearance, rounds=rounds, old=old, nav2=nav2)
         total = {k: sum(v) * 1e3 for k, v in row["med"].items()}
         r_nav2, r_old, r_old_nav2 = (
@@ -297,9 +301,10 @@ def side_by_side_table(args: argparse.Namespace, figures: dict[str, float]) -> N
         l_nav2, l_old = ratio(row, "galley", "nav2", "lengths"), ratio(row, "galley", "old", "lengths")
         h, w = row["shape"]
         print(
-            f"{name:>10} {h:>5}x{w:<5} {total['galley']:>10.2f} {fmt(total.get('old'), '8.2f'):>8} "
-            f"{fmt(total.get('nav2'), '8.2f'):>8} {fmt(r_nav2, '6.3f'):>6} {fmt(r_old_nav2, '8.3f'):>8} "
-            f"{fmt(r_old, '6.3f'):>6} {fmt(l_nav2, '9.4f'):>9} {fmt(l_old, '9.4f'):>9}"
+            f"{name:>10} {h:>5}x{w:<5} {rounds:>6} {total['galley']:>10.2f} "
+            f"{fmt(total.get('old'), '8.2f'):>8} {fmt(total.get('nav2'), '8.2f'):>8} "
+            f"{fmt(r_nav2, '6.3f'):>6} {fmt(r_old_nav2, '8.3f'):>8} {fmt(r_old, '6.3f'):>6} "
+            f"{fmt(l_nav2, '9.4f'):>9} {fmt(l_old, '9.4f'):>9}"
         )
         figures[f"sbs_galley_ms_{name}"] = round(total["galley"], 3)
         for key, value in (("nav2", r_nav2), ("old", r_old), ("old_over_nav2", r_old_nav2)):

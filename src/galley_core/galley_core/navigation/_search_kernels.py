@@ -112,20 +112,33 @@ def _bucket_of(f: float, f0: float, inv_width: float) -> int:
 
 
 @njit_inline
-def _pool_put(pfg: Any, pnx: Any, heads: Any, st: Any, slot: int, fv: float, gv: float, node: int) -> None:
-    """Link (fv, gv, node) into bucket ring slot ``slot``, taking a free entry (the caller checked room)."""
-    e = st[4]
+def _pool_put(
+    pfg: Any, pnx: Any, heads: Any, slot: int, fv: float, gv: float, node: int, top: int, free: int
+) -> tuple[int, int]:
+    """Link (fv, gv, node) into ring slot ``slot`` in a free entry (the caller checked room): (top, free)."""
+    e = free
     if e >= 0:
-        st[4] = pnx[2 * e + 1]
+        free = pnx[2 * e + 1]
     else:
-        e = st[3]
-        st[3] = e + 1
+        e = top
+        top += 1
     pfg[2 * e] = fv
     pfg[2 * e + 1] = gv
     pnx[2 * e] = node
     pnx[2 * e + 1] = heads[slot]
     heads[slot] = e
-    st[5] += 1
+    return top, free
+
+
+@njit_inline
+def _save(st: Any, size: int, done: int, cur: int, top: int, free: int, queued: int) -> None:
+    """Keep the search's state for the next call (see :data:`STATE_SIZE`)."""
+    st[0] = size
+    st[1] += done
+    st[2] = cur
+    st[3] = top
+    st[4] = free
+    st[5] = queued
 
 
 @njit
@@ -183,19 +196,22 @@ def search(
     dc_k = np.array([1, 0, -1, 0, 1, -1, 1, -1])
     size = st[0]
     cur = st[2]
-    if st[1] == 0 and size == 0 and st[3] == 0:
+    top = st[3]  # pool: entries used so far, first free entry (-1: none), entries in buckets
+    free = st[4]
+    queued = st[5]
+    if st[1] == 0 and size == 0 and top == 0:
         rg[2 * start] = 0.0
         rec[2 * start + 1] = seen_hi | start
         heap_fg[0] = f0
         heap_fg[1] = 0.0
         heap_n[0] = start
         size = 1
-        st[4] = -1
+        free = -1
     done = 0
     while True:
         if size == 0:
             # Open the next non-empty bucket: its entries go into the heap, or on round the ring.
-            if st[5] == 0:
+            if queued == 0:
                 st[0] = 0
                 st[1] += done
                 return NO_PATH
@@ -204,10 +220,8 @@ def search(
             e = heads[slot]
             if e < 0:
                 continue
-            if st[5] > heap_cap:
-                st[0] = size
-                st[1] += done
-                st[2] = cur - 1
+            if queued > heap_cap:
+                _save(st, size, done, cur - 1, top, free, queued)
                 return GROW
             heads[slot] = -1
             while e >= 0:
@@ -215,21 +229,21 @@ def search(
                 fv = pool_fg[2 * e]
                 gv = pool_fg[2 * e + 1]
                 node = pool_nx[2 * e]
-                pool_nx[2 * e + 1] = st[4]  # free the entry
-                st[4] = e
-                st[5] -= 1
+                pool_nx[2 * e + 1] = free  # free the entry
+                free = e
+                queued -= 1
                 b = _bucket_of(fv, f0, inv_width)
                 if b <= cur:
                     _heap_push(heap_fg, heap_n, size, fv, gv, node)
                     size += 1
                 else:  # beyond the ring when it was pushed: on to its bucket, or round again
-                    _pool_put(pool_fg, pool_nx, heads, st, min(b, cur + ring_mask) & ring_mask, fv, gv, node)
+                    slot = min(b, cur + ring_mask) & ring_mask
+                    top, free = _pool_put(pool_fg, pool_nx, heads, slot, fv, gv, node, top, free)
+                    queued += 1
                 e = nxt
             continue
-        if done >= budget or size + 8 > heap_cap or st[3] + 8 > pool_cap:
-            st[0] = size
-            st[1] += done
-            st[2] = cur
+        if done >= budget or size + 8 > heap_cap or top + 8 > pool_cap:
+            _save(st, size, done, cur, top, free, queued)
             return PAUSED if done >= budget else GROW
         s = heap_n[0]
         g_e = heap_fg[1]
@@ -267,9 +281,7 @@ def search(
             p_c = p & col_mask
         rec[2 * s + 1] = (shut << 32) | p
         if s == goal:
-            st[0] = size
-            st[1] += done
-            st[2] = cur
+            _save(st, size, done, cur, top, free, queued)
             return FOUND
         g_p = rg[2 * p]
         for k in range(8):
@@ -299,4 +311,6 @@ def search(
                 _heap_push(heap_fg, heap_n, size, new_f, new_g, n)
                 size += 1
             else:
-                _pool_put(pool_fg, pool_nx, heads, st, min(b, cur + ring_mask) & ring_mask, new_f, new_g, n)
+                slot = min(b, cur + ring_mask) & ring_mask
+                top, free = _pool_put(pool_fg, pool_nx, heads, slot, new_f, new_g, n, top, free)
+                queued += 1
