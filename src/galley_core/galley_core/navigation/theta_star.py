@@ -16,8 +16,12 @@ The search itself (:mod:`galley_core.navigation._search_kernels`) is Lazy Theta*
 2010: one line-of-sight test per expanded cell instead of one per neighbour, which long lines
 through open space skip across in jumps), compiled with numba and resumable: it runs in slices of
 expansions, and between slices :meth:`ThetaStar.plan` asks the ``cancel_checker`` and the time
-limit. A final pass pulls the path taut. Unreachable goals are answered without a search: the
-connected regions of the free space are labelled once per map.
+limit. Its open list is a bucket queue on f whose current bucket is a small heap (the pop order of
+one binary heap, without decrease-key), each cell's state is one 16-byte record, and the padded
+grid is a power of two wide, so that the search divides nothing; the planner keeps these buffers
+from one search to the next. A final compiled pass traces the path and pulls it taut.
+Unreachable goals are answered without a search: the connected regions of the free space are
+labelled once per map.
 
 Example::
 
