@@ -261,6 +261,23 @@ def ratio(row: dict[str, Any], a: str, b: str, what: str = "med") -> float | Non
     return statistics.median(x / y for x, y in zip(row[what][a], row[what][b], strict=True))
 
 
+def fixed_work_us(old: ModuleType | None, calls: int) -> dict[str, float]:
+    """Median microseconds of a plan() between neighbouring free cells: the work outside the search."""
+    grid = random_grid(200, seed=0)
+    planners = {"galley": ThetaStar(grid=grid, config=ThetaStarConfig(clearance_m=0.0))}
+    if old is not None:
+        planners["old"] = old.ThetaStar(grid=grid, config=old.ThetaStarConfig(clearance_m=0.0))
+    r, c = np.argwhere(~planners["galley"].blocked[:, :-1] & ~planners["galley"].blocked[:, 1:])[0]
+    start, goal = grid.cell_to_world(r, c), grid.cell_to_world(r, c + 1)
+    times: dict[str, list[float]] = {k: [] for k in planners}
+    for _ in range(calls):
+        for key, planner in planners.items():
+            t0 = time.perf_counter()
+            planner.plan(start, goal)
+            times[key].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) * 1e6 for k, v in times.items()}
+
+
 def side_by_side_table(args: argparse.Namespace, figures: dict[str, float]) -> None:
     nav2 = find_nav2(args.nav2)
     old = load_old_theta_star()
@@ -319,6 +336,12 @@ def side_by_side_table(args: argparse.Namespace, figures: dict[str, float]) -> N
                 abs(a / b - 1) for a, b in zip(row["lengths"]["galley"], row["lengths"]["old"], strict=True)
             )
             figures[f"sbs_length_max_rel_diff_vs_old_{name}"] = round(worst, 6)
+    fixed = fixed_work_us(old, 500 if args.quick else 2000)
+    print(
+        "fixed work of one plan() (one cell apart on the random 200 x 200 grid, median): galley "
+        + ", old ".join(f"{v:.1f} us" for v in fixed.values())
+    )
+    figures.update({f"sbs_fixed_plan_us_{k}": round(v, 2) for k, v in fixed.items()})
     print(
         "ms: sum over the 10 pairs of each pair's median; ratios (/nav2, old/nav2, /old, lengths): "
         "medians over the pairs of per-pair ratios; galley's time is a whole plan() (path pulled taut, "
