@@ -200,11 +200,10 @@ def far_pairs(planner: ThetaStar, count: int = 10, seed: int = 1) -> list[tuple[
     return pairs
 
 
-def nav2_round(exe: Path, pgm: Path, pairs_file: Path, count: int) -> tuple[list[float], list[float]]:
+def nav2_round(exe: Path, pgm: Path, pairs: Path, count: int, w_traversal: float) -> tuple[list[float], ...]:
     """One timed pass of Nav2's harness over the pairs: (seconds, path lengths in cells) per pair."""
-    out = subprocess.run(
-        [str(exe), str(pgm), str(pairs_file), "1"], capture_output=True, text=True, check=True
-    )
+    command = [str(exe), str(pgm), str(pairs), "1", repr(w_traversal)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True)
     rows = [line.split() for line in out.stdout.splitlines() if line.strip()]
     if len(rows) != count:
         raise RuntimeError(f"{exe} printed {len(rows)} lines for {count} pairs: {out.stderr.strip()}")
@@ -219,9 +218,14 @@ def side_by_side(
     rounds: int,
     old: ModuleType | None,
     nav2: Path | None,
+    w_traversal: float,
 ) -> dict[str, Any]:
     """galley, its previous Theta* and Nav2's on 10 far pairs, interleaved: per-pair medians and lengths."""
-    kwargs = {"clearance_m": clearance, "max_waypoints": 1_000_000, "max_planning_time_s": 0.0}
+    kwargs: dict[str, Any] = {
+        "clearance_m": clearance,
+        "max_waypoints": 1_000_000,
+        "max_planning_time_s": 0.0,
+    }
     planner = ThetaStar(grid=grid, config=ThetaStarConfig(**kwargs))
     pairs = far_pairs(planner)
     ends = [(grid.cell_to_world(*a), grid.cell_to_world(*b)) for a, b in pairs]
@@ -241,7 +245,7 @@ def side_by_side(
         lengths[key] = [p.plan(s, g).length_m / grid.resolution for s, g in ends]
     for _ in range(rounds):
         if nav2 is not None:
-            secs, lengths["nav2"] = nav2_round(nav2, pgm, pairs_file, len(pairs))
+            secs, lengths["nav2"] = nav2_round(nav2, pgm, pairs_file, len(pairs), w_traversal)
             for i, t in enumerate(secs):
                 times["nav2"][i].append(t)
         for i, (s, g) in enumerate(ends):
@@ -258,7 +262,7 @@ def ratio(row: dict[str, Any], a: str, b: str, what: str = "med") -> float | Non
     """Median over the pairs of a's figure over b's (None when either planner did not run)."""
     if a not in row[what] or b not in row[what]:
         return None
-    return statistics.median(x / y for x, y in zip(row[what][a], row[what][b], strict=True))
+    return float(statistics.median(x / y for x, y in zip(row[what][a], row[what][b], strict=True)))
 
 
 def fixed_work_us(old: ModuleType | None, calls: int) -> dict[str, float]:
@@ -292,7 +296,11 @@ def side_by_side_table(args: argparse.Namespace, figures: dict[str, float]) -> N
             cases.append(
                 (name, load_map_yaml(maps / f"{name}.yaml"), 0.3, rounds, 0 if name == "warehouse" else 3)
             )
-    print("side by side: 10 far pairs per grid, each pair's median over interleaved rounds")
+    print(
+        "side by side: 10 far pairs per grid, each pair's median over interleaved rounds; Nav2 with "
+        f"w_traversal_cost {args.nav2_traversal_cost}"
+    )
+    figures["sbs_nav2_w_traversal_cost"] = args.nav2_traversal_cost
     header = (
         f"{'grid':>10} {'cells':>11} {'rounds':>6} {'galley ms':>10} {'old ms':>8} {'nav2 ms':>8} "
         f"{'/nav2':>6} {'old/nav2':>8} {'/old':>6} {'len /nav2':>9} {'len /old':>9}"
@@ -308,7 +316,9 @@ def side_by_side_table(args: argparse.Namespace, figures: dict[str, float]) -> N
         if rounds == 0:
             print(f"{name:>10} skipped with --quick")
             continue
-        row = side_by_side(name, grid, clearance, rounds=rounds, old=old, nav2=nav2)
+        row = side_by_side(
+            name, grid, clearance, rounds=rounds, old=old, nav2=nav2, w_traversal=args.nav2_traversal_cost
+        )
         total = {k: sum(v) * 1e3 for k, v in row["med"].items()}
         r_nav2, r_old, r_old_nav2 = (
             ratio(row, "galley", "nav2"),
@@ -363,6 +373,12 @@ def main() -> int:
         "--quick", action="store_true", help="fewer repeats, python-motion-planning on 200 only"
     )
     parser.add_argument("--nav2", help="the Nav2 Theta* harness (bench/README.md says how to build it)")
+    parser.add_argument(
+        "--nav2-traversal-cost",
+        type=float,
+        default=2.0,
+        help="Nav2's w_traversal_cost (2.0: its default; 0: path length alone, galley's objective)",
+    )
     args = parser.parse_args()
     repeats = 3 if args.quick else 7
     figures: dict[str, float] = {}
