@@ -2,14 +2,14 @@
 
 Usage::
 
-    python bench/planner.py [--quick] [--nav2 PATH]
+    python bench/planner.py [--quick] [--nav2 PATH] [--nav2-traversal-cost W]
 
 Side by side (first table): galley's Theta* against Nav2's C++ Theta* core and against galley's
 previous Theta* (commit f0b9886, loaded from git history into a temporary module), on the same
 pre-inflated grids: random 200 x 200 and 1000 x 1000 grids with 15 % obstacle cells and, where
 found beside the Nav2 harness, nav2_bringup's warehouse and depot maps (clearance 0.3 m); 10 far
-pairs each, the planners interleaved pair by pair over repeated rounds, the median time of each
-pair. Nav2's core is a standalone harness built outside the repository from Nav2's public source
+pairs each, the planners taking turns pair by pair over repeated rounds, each pair's median time.
+Nav2's core is a standalone harness built outside the repository from Nav2's public source
 (bench/README.md says how); the bench looks for it at --nav2, $GALLEY_NAV2_THETA_STAR or
 /opt/nav2_theta_star/nav2_theta_star_bench, and says how to get one when it finds none. Ratios are
 medians over the pairs of per-pair ratios; galley's time is a whole ``plan()`` call, Nav2's its
@@ -201,7 +201,7 @@ def far_pairs(planner: ThetaStar, count: int = 10, seed: int = 1) -> list[tuple[
 
 
 def nav2_round(exe: Path, pgm: Path, pairs: Path, count: int, w_traversal: float) -> tuple[list[float], ...]:
-    """One timed pass of Nav2's harness over the pairs: (seconds, path lengths in cells) per pair."""
+    """One timed pass of Nav2's harness (a new process) over the pairs: (seconds, lengths in cells)."""
     command = [str(exe), str(pgm), str(pairs), "1", repr(w_traversal)]
     out = subprocess.run(command, capture_output=True, text=True, check=True)
     rows = [line.split() for line in out.stdout.splitlines() if line.strip()]
@@ -235,20 +235,25 @@ def side_by_side(
     times: dict[str, list[list[float]]] = {k: [[] for _ in pairs] for k in [*runners, "nav2"]}
     lengths: dict[str, list[float]] = {}
     folder = Path(tempfile.mkdtemp(prefix="galley_bench_planner_"))
-    pgm, pairs_file = folder / f"{name}.pgm", folder / f"{name}_pairs.txt"
+    pgm = folder / f"{name}.pgm"
     h, w = planner.blocked.shape
     pgm.write_bytes(
         f"P5\n{w} {h}\n255\n".encode() + np.where(planner.blocked, 254, 0).astype(np.uint8).tobytes()
     )
-    pairs_file.write_text("".join(f"{a[1]} {a[0]} {b[1]} {b[0]}\n" for a, b in pairs))  # x = col, y = row
+    pair_files = [folder / f"{name}_pair{i}.txt" for i in range(len(pairs))]
+    for (a, b), path in zip(pairs, pair_files, strict=True):
+        path.write_text(f"{a[1]} {a[0]} {b[1]} {b[0]}\n")  # x = col, y = row
     for key, p in runners.items():  # warm-up (and the lengths: the same every round)
         lengths[key] = [p.plan(s, g).length_m / grid.resolution for s, g in ends]
-    for _ in range(rounds):
-        if nav2 is not None:
-            secs, lengths["nav2"] = nav2_round(nav2, pgm, pairs_file, len(pairs), w_traversal)
-            for i, t in enumerate(secs):
-                times["nav2"][i].append(t)
+    if nav2 is not None:
+        lengths["nav2"] = []
+    for r in range(rounds):  # pair by pair, each planner in turn (Nav2's harness warms up on the pair)
         for i, (s, g) in enumerate(ends):
+            if nav2 is not None:
+                (secs,), (length,) = nav2_round(nav2, pgm, pair_files[i], 1, w_traversal)
+                times["nav2"][i].append(secs)
+                if r == 0:
+                    lengths["nav2"].append(length)
             for key, p in runners.items():
                 t0 = time.perf_counter()
                 result = p.plan(s, g)
@@ -320,25 +325,18 @@ def side_by_side_table(args: argparse.Namespace, figures: dict[str, float]) -> N
             name, grid, clearance, rounds=rounds, old=old, nav2=nav2, w_traversal=args.nav2_traversal_cost
         )
         total = {k: sum(v) * 1e3 for k, v in row["med"].items()}
-        r_nav2, r_old, r_old_nav2 = (
-            ratio(row, "galley", "nav2"),
-            ratio(row, "galley", "old"),
-            ratio(row, "old", "nav2"),
-        )
+        keys = ("galley_over_nav2", "old_over_nav2", "galley_over_old")
+        r = {k: ratio(row, *k.split("_over_")) for k in keys}
         l_nav2, l_old = ratio(row, "galley", "nav2", "lengths"), ratio(row, "galley", "old", "lengths")
         h, w = row["shape"]
         print(
             f"{name:>10} {h:>5}x{w:<5} {rounds:>6} {total['galley']:>10.2f} "
             f"{fmt(total.get('old'), '8.2f'):>8} {fmt(total.get('nav2'), '8.2f'):>8} "
-            f"{fmt(r_nav2, '6.3f'):>6} {fmt(r_old_nav2, '8.3f'):>8} {fmt(r_old, '6.3f'):>6} "
+            f"{fmt(r[keys[0]], '6.3f'):>6} {fmt(r[keys[1]], '8.3f'):>8} {fmt(r[keys[2]], '6.3f'):>6} "
             f"{fmt(l_nav2, '9.4f'):>9} {fmt(l_old, '9.4f'):>9}"
         )
         figures[f"sbs_galley_ms_{name}"] = round(total["galley"], 3)
-        for key, value in (("nav2", r_nav2), ("old", r_old), ("old_over_nav2", r_old_nav2)):
-            if value is not None:
-                figures[
-                    f"sbs_time_ratio_{'galley_over_' + key if key != 'old_over_nav2' else key}_{name}"
-                ] = round(value, 4)
+        figures.update({f"sbs_time_ratio_{k}_{name}": round(v, 4) for k, v in r.items() if v is not None})
         if l_nav2 is not None:
             figures[f"sbs_length_ratio_galley_over_nav2_{name}"] = round(l_nav2, 4)
         if l_old is not None:
