@@ -1,6 +1,6 @@
 # Kernels take many positional arguments: numba compiles plain arguments best.
 # ruff: noqa: PLR0917
-"""Compiled post-processing of a Theta* path: pulling it taut, and resampling it into waypoints.
+"""Compiled post-processing of a Theta* path: tracing it, pulling it taut, resampling it into waypoints.
 
 Compiled with numba where it is installed (:mod:`galley_core._jit`). Points are in continuous grid
 coordinates (col, row): the centre of cell (r, c) is at ``(c + 0.5, r + 0.5)``.
@@ -16,7 +16,7 @@ import numpy as np
 from galley_core._jit import njit, njit_inline
 from galley_core.navigation._sight_kernels import line_of_sight_float
 
-__all__ = ["resample", "tighten"]
+__all__ = ["finish", "resample", "tighten"]
 
 
 @njit
@@ -73,6 +73,87 @@ def tighten(blocked: Any, width: int, height: int, points: Any, sweeps: int, ite
         if not removed and moved < 1e-3:
             break
     return cur[:m].copy()
+
+
+@njit_inline
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-8 + 1e-5 * abs(b)  # numpy.isclose's tolerances
+
+
+@njit
+def finish(
+    rec: Any,
+    shift: int,
+    start: int,
+    goal: int,
+    blocked: Any,
+    width: int,
+    height: int,
+    ends: Any,
+    snapped_start: bool,
+    snapped_goal: bool,
+    sweeps: int,
+) -> Any:
+    """The path a search found, in grid coordinates ``(N, 2)``, and its length in cells.
+
+    The path is traced, its ends attached, and pulled taut.
+
+    ``rec`` holds the search's records (:mod:`._search_kernels`: the parent in the low 32 bits of
+    word ``2n + 1``) over the grid padded by one cell, ``2**shift`` cells wide; the parents are
+    followed from ``goal`` to ``start`` and each cell becomes its centre in the unpadded grid
+    (``blocked``, ``width`` x ``height``). ``ends`` is the exact start and goal ``[[x, y], [x, y]]``.
+    An end that was not snapped replaces its cell's centre where the segment to the next vertex
+    is visible, and is joined to the centre (a segment inside one free cell) where it is not; a
+    snapped end keeps its cell centre. Then :func:`tighten` with ``sweeps`` sweeps (when > 0).
+    """
+    mask = (1 << shift) - 1
+    count = 1
+    n = goal
+    while n != start:
+        n = rec[2 * n + 1] & 0xFFFFFFFF
+        count += 1
+    pts = np.empty((count + 2, 2))
+    lo = 1  # pts[lo:hi] is the path; one free row on either side for an attached end
+    hi = count + 1
+    n = goal
+    for i in range(hi - 1, lo - 1, -1):
+        pts[i, 0] = (n & mask) - 0.5
+        pts[i, 1] = (n >> shift) - 0.5
+        n = rec[2 * n + 1] & 0xFFFFFFFF
+    if not snapped_goal:
+        gx = ends[1, 0]
+        gy = ends[1, 1]
+        if hi - lo >= 2 and line_of_sight_float(
+            blocked, width, height, pts[hi - 2, 0], pts[hi - 2, 1], gx, gy
+        ):
+            pts[hi - 1, 0] = gx
+            pts[hi - 1, 1] = gy
+        elif not (_close(pts[hi - 1, 0], gx) and _close(pts[hi - 1, 1], gy)):
+            pts[hi, 0] = gx
+            pts[hi, 1] = gy
+            hi += 1
+    if not snapped_start:
+        sx = ends[0, 0]
+        sy = ends[0, 1]
+        if hi - lo >= 2 and line_of_sight_float(
+            blocked, width, height, sx, sy, pts[lo + 1, 0], pts[lo + 1, 1]
+        ):
+            pts[lo, 0] = sx
+            pts[lo, 1] = sy
+        elif not (_close(pts[lo, 0], sx) and _close(pts[lo, 1], sy)):
+            lo -= 1
+            pts[lo, 0] = sx
+            pts[lo, 1] = sy
+    if hi - lo == 1:
+        pts[hi] = pts[lo]
+        hi += 1
+    out = pts[lo:hi].copy()
+    if sweeps > 0 and hi - lo > 2:
+        out = tighten(blocked, width, height, out, sweeps, 12)
+    length = 0.0
+    for i in range(out.shape[0] - 1):
+        length += math.sqrt((out[i + 1, 0] - out[i, 0]) ** 2 + (out[i + 1, 1] - out[i, 1]) ** 2)
+    return out, length
 
 
 @njit_inline

@@ -16,8 +16,12 @@ The search itself (:mod:`galley_core.navigation._search_kernels`) is Lazy Theta*
 2010: one line-of-sight test per expanded cell instead of one per neighbour, which long lines
 through open space skip across in jumps), compiled with numba and resumable: it runs in slices of
 expansions, and between slices :meth:`ThetaStar.plan` asks the ``cancel_checker`` and the time
-limit. A final pass pulls the path taut. Unreachable goals are answered without a search: the
-connected regions of the free space are labelled once per map.
+limit. Its open list is a bucket queue on f whose current bucket is a small heap (the pop order of
+one binary heap, without decrease-key), each cell's state is one 16-byte record, and the padded
+grid is a power of two wide, so that the search divides nothing; the planner keeps these buffers
+from one search to the next. A final compiled pass traces the path and pulls it taut.
+Unreachable goals are answered without a search: the connected regions of the free space are
+labelled once per map.
 
 Example::
 
@@ -43,9 +47,8 @@ from scipy import ndimage
 from galley_core.config import Config, param
 from galley_core.geometry import Pose2D
 from galley_core.navigation._grid_kernels import free_radius
-from galley_core.navigation._path_kernels import tighten
-from galley_core.navigation._search_kernels import FOUND, PAUSED, search
-from galley_core.navigation._sight_kernels import line_of_sight_float
+from galley_core.navigation._path_kernels import finish
+from galley_core.navigation._search_kernels import FOUND, GROW, PAUSED, STATE_SIZE, search
 from galley_core.navigation.grid import OCCUPIED, UNKNOWN, OccupancyGrid, inflate
 from galley_core.navigation.paths import PlanResult, resample_polyline
 
@@ -53,6 +56,10 @@ __all__ = ["ThetaStar", "ThetaStarConfig"]
 
 #: Expansions between two calls of the cancel checker (about a millisecond of search).
 EXPANSIONS_PER_SLICE = 20_000
+#: Buckets in the open list's ring (each _search_kernels.BUCKET_WIDTH of f wide).
+BUCKET_RING = 2048
+#: Entries the open list's heap and pool start with; they double when a search needs more.
+_START_CAPACITY = 4096
 _HALF_DIAGONAL = 1.0 / math.sqrt(2.0)
 
 
@@ -118,22 +125,28 @@ class ThetaStar:
         self._labels, _ = ndimage.label(~blocked)
         h, w = blocked.shape
         self._blocked_flat = np.ascontiguousarray(blocked.reshape(-1), dtype=np.uint8)
-        # The search runs on the grid padded with a blocked border (no bounds checks in its loop).
-        padded = np.ones((h + 2, w + 2), dtype=np.uint8)
-        padded[1:-1, 1:-1] = blocked
-        self._padded_width = w + 2
+        # The search runs on the grid padded with a blocked border (no bounds checks in its loop),
+        # as wide as the next power of two (rows and columns of a cell index by shift and mask).
+        self._shift = (w + 1).bit_length()
+        pw = 1 << self._shift
+        padded = np.ones((h + 2, pw), dtype=np.uint8)
+        padded[1:-1, 1 : w + 1] = blocked
+        self._padded_width = pw
         self._blocked_padded = padded.reshape(-1)
-        self._radius = free_radius(self._blocked_padded, w + 2, h + 2)
+        self._radius = free_radius(self._blocked_padded, pw, h + 2)
         n = padded.size
-        index = np.int32 if n < 2**31 else np.int64
-        self._mark = np.zeros(n, dtype=np.int32)
-        self._g = np.empty(n, dtype=np.float64)
-        self._parent = np.empty(n, dtype=index)
-        # The open list: keys and cells of its entries, and each cell's entry.
-        self._heap_f = np.empty(n, dtype=np.float64)
-        self._heap_g = np.empty(n, dtype=np.float64)
-        self._heap_cell = np.empty(n, dtype=index)
-        self._hpos = np.empty(n, dtype=index)
+        if n >= 2**31:
+            raise ValueError(f"grid of {h} x {w} cells is too large for Theta* (at most 2**31 cells)")
+        # One 16-byte record per cell (g; mark and parent) and the open list's buffers, reused by
+        # every search (see _search_kernels); the heap and the pool grow when a search needs more.
+        self._rec = np.zeros(2 * n, dtype=np.int64)
+        self._rec_g = self._rec.view(np.float64)
+        self._heads = np.full(BUCKET_RING, -1, dtype=np.int64)
+        self._heap_fg = np.empty(2 * _START_CAPACITY, dtype=np.float64)
+        self._heap_n = np.empty(_START_CAPACITY, dtype=np.int64)
+        self._pool_fg = np.empty(2 * _START_CAPACITY, dtype=np.float64)
+        self._pool_nx = np.empty(2 * _START_CAPACITY, dtype=np.int64)
+        self._state = np.zeros(STATE_SIZE, dtype=np.int64)
         self._sid = 0
 
     def inflated_map(self) -> NDArray[np.int8]:
@@ -194,17 +207,21 @@ class ThetaStar:
             return stopped
         if status != FOUND:  # the labels say reachable, so this is a bug, not user input
             raise RuntimeError(f"Theta* found no path between connected cells {cells}")
-        cells_path = [goal_n]
-        while cells_path[-1] != start_n:
-            cells_path.append(int(self._parent[cells_path[-1]]))
-        cells_path.reverse()
-        idx = np.array(cells_path, dtype=np.int64)
-        centres = np.stack([idx % pw - 0.5, idx // pw - 0.5], axis=1)  # padded cells to grid coordinates
-        vertices = self._attach_endpoints(centres, (sx, sy), (gx, gy), snapped)
-        if self.config.tighten_sweeps > 0 and len(vertices) > 2:
-            vertices = tighten(self._blocked_flat, width, height, vertices, self.config.tighten_sweeps, 12)
+        vertices, length_cells = finish(
+            self._rec,
+            self._shift,
+            start_n,
+            goal_n,
+            self._blocked_flat,
+            width,
+            height,
+            grid.world_to_grid([(sx, sy), (gx, gy)]),
+            snapped[0],
+            snapped[1],
+            self.config.tighten_sweeps,
+        )
         path = grid.grid_to_world(vertices)
-        length = float(np.sum(np.hypot(*np.diff(path, axis=0).T)))
+        length = float(length_cells) * grid.resolution
         c = self.config
         common = {
             "expansions": expansions,
@@ -239,30 +256,35 @@ class ThetaStar:
     ) -> tuple[int, int, PlanResult | None]:
         """Run the kernel slice by slice: (status, expansions, failure result or None)."""
         self._sid += 1
-        if self._sid >= 2**30 - 1:  # marks are 2 sid and 2 sid + 1 in int32
-            self._mark[:] = 0
+        if self._sid >= 2**30 - 1:  # marks are 2 sid and 2 sid + 1 in the high half of a word
+            self._rec[1::2] = 0
             self._sid = 1
-        state = np.zeros(2, dtype=np.int64)
+        state = self._state
+        state[:] = 0
+        self._heads.fill(-1)
         limit = self.config.max_planning_time_s
         while True:
             status = search(
                 self._blocked_padded,
                 self._radius,
-                self._padded_width,
+                self._shift,
                 start_n,
                 goal_n,
                 self._sid,
-                self._mark,
-                self._g,
-                self._parent,
-                self._heap_f,
-                self._heap_g,
-                self._heap_cell,
-                self._hpos,
+                self._rec,
+                self._rec_g,
+                self._heap_fg,
+                self._heap_n,
+                self._pool_fg,
+                self._pool_nx,
+                self._heads,
                 state,
                 EXPANSIONS_PER_SLICE,
                 self.config.heuristic_weight,
             )
+            if status == GROW:
+                self._grow()
+                continue
             if status != PAUSED:
                 break
             elapsed = time.perf_counter() - t0
@@ -292,6 +314,14 @@ class ThetaStar:
                     ),
                 )
         return status, int(state[1]), None
+
+    def _grow(self) -> None:
+        """Double the open list's heap and entry pool, keeping their contents."""
+        cap = 2 * len(self._heap_n)
+        self._heap_fg = np.resize(self._heap_fg, 2 * cap)
+        self._heap_n = np.resize(self._heap_n, cap)
+        self._pool_fg = np.resize(self._pool_fg, 2 * cap)
+        self._pool_nx = np.resize(self._pool_nx, 2 * cap)
 
     def _free_cell(
         self, name: str, x: float, y: float
@@ -345,39 +375,6 @@ class ThetaStar:
         if d[best] > radius_m:
             return None
         return int(rows[best] + r0), int(cols[best] + c0)
-
-    def _attach_endpoints(
-        self,
-        centres: NDArray[np.float64],
-        start_xy: tuple[float, float],
-        goal_xy: tuple[float, float],
-        snapped: list[bool],
-    ) -> NDArray[np.float64]:
-        """Replace the end cells' centres by the exact start and goal where the segments stay visible.
-
-        A snapped end keeps its cell centre (the exact point is inside the inflation). Otherwise the
-        exact point is joined to the next vertex when that segment is visible, or to its own cell
-        centre (a segment inside one free cell) when it is not.
-        """
-        grid = self.grid
-        pts = list(centres)
-        exact = grid.world_to_grid([start_xy, goal_xy])
-        args = (self._blocked_flat, grid.width, grid.height)
-        if not snapped[1]:
-            g = exact[1]
-            if len(pts) >= 2 and line_of_sight_float(*args, *pts[-2], *g):
-                pts[-1] = g
-            elif not np.allclose(pts[-1], g):
-                pts.append(g)
-        if not snapped[0]:
-            s = exact[0]
-            if len(pts) >= 2 and line_of_sight_float(*args, *s, *pts[1]):
-                pts[0] = s
-            elif not np.allclose(pts[0], s):
-                pts.insert(0, s)
-        if len(pts) == 1:
-            pts.append(pts[0])
-        return np.array(pts)
 
 
 def _xy(point: Pose2D | Sequence[float], name: str) -> tuple[float, float]:
