@@ -27,8 +27,9 @@ import dataclasses
 import difflib
 import functools
 import math
+import re
 import typing
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -78,6 +79,7 @@ def param(
     lt: float | None = None,
     choices: Sequence[Any] | None = None,
     finite: bool = True,
+    pattern: str | None = None,
 ) -> Any:
     """Declare a configuration field.
 
@@ -88,8 +90,12 @@ def param(
         ge, gt, le, lt: inclusive / exclusive bounds for numbers (for tuples: for every element).
         choices: the only values allowed.
         finite: reject NaN and infinities for numbers (default True).
+        pattern: a regular expression every string (each element of a tuple) must match as a whole,
+            for values too many to list, e.g. ``"cpu|cuda(:[0-9]+)?"``.
     """
-    spec = FieldSpec(doc=doc, unit=unit, ge=ge, gt=gt, le=le, lt=lt, choices=choices, finite=finite)
+    spec = FieldSpec(
+        doc=doc, unit=unit, ge=ge, gt=gt, le=le, lt=lt, choices=choices, finite=finite, pattern=pattern
+    )
     return dataclasses.field(default=default, metadata={"galley": spec})
 
 
@@ -105,11 +111,14 @@ class FieldSpec:
     lt: float | None = None
     choices: Sequence[Any] | None = None
     finite: bool = True
+    pattern: str | None = None
 
     def allowed(self) -> str:
         """The allowed values in words, e.g. ``"a number > 0 (Hz)"``."""
         if self.choices is not None:
             return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.pattern is not None:
+            return f"text matching {self.pattern}"
         bounds = [
             f"{op} {bound:g}"
             for op, bound in ((">=", self.ge), (">", self.gt), ("<=", self.le), ("<", self.lt))
@@ -126,6 +135,10 @@ class FieldSpec:
                 if v not in self.choices:
                     raise ConfigError(name, value, self.allowed())
                 continue
+            if self.pattern is not None and isinstance(v, str):
+                if not re.fullmatch(self.pattern, v):
+                    raise ConfigError(name, value, self.allowed())
+                continue
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 continue
             if self.finite and not math.isfinite(v):
@@ -140,6 +153,10 @@ class FieldSpec:
 
     def _bounded(self) -> bool:
         return any(b is not None for b in (self.ge, self.gt, self.le, self.lt))
+
+    def _restricted(self) -> bool:
+        """Whether the values allowed are fewer than the type's (choices, a pattern or bounds)."""
+        return self.choices is not None or self.pattern is not None or self._bounded()
 
 
 @dataclass(frozen=True)
@@ -181,7 +198,7 @@ class FieldInfo:
     def description(self) -> str:
         """One line for a ROS parameter descriptor: the doc, the unit and what is allowed."""
         spec = self.spec
-        if spec.choices is not None or spec._bounded():
+        if spec._restricted():
             return f"{spec.doc}; allowed: {spec.allowed()}"
         return f"{spec.doc} ({spec.unit})" if spec.unit else spec.doc
 
@@ -309,13 +326,13 @@ def _parse_scalar(tp: type, text: str) -> Any:
     return tp(text)
 
 
-def _argument_type(info: FieldInfo) -> Any:
-    """argparse ``type=`` of one field: parses the text and applies the field's checks."""
+def _argument_type(info: FieldInfo, read: Callable[[str], Any] | None = None) -> Any:
+    """argparse ``type=`` of one field: reads the text (with ``read`` if given), applies its checks."""
     tp = info.scalar_type
 
     def parse(text: str) -> Any:
         try:
-            value = _parse_scalar(tp, text)
+            value = read(text) if read is not None else _parse_scalar(tp, text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {_type_name(tp)}") from None
         try:
@@ -332,11 +349,11 @@ def argument_help(info: FieldInfo) -> str:
     """An option's help: the field's doc, what is allowed (with the unit) and the default."""
     spec = info.spec
     text = spec.doc
-    if spec.choices is None and spec._bounded():
+    if spec.choices is None and spec._restricted():
         text += f"; {spec.allowed()}"
     elif spec.unit:
         text += f" ({spec.unit})"
-    default = ",".join(map(str, info.default)) if info.is_array else info.default
+    default = (",".join(map(str, info.default)) or "none") if info.is_array else info.default
     return f"{text} (default: {default})".replace("%", "%%")
 
 
@@ -347,6 +364,8 @@ def add_arguments(
     only: Sequence[str] | None = None,
     skip: Container[str] = (),
     aliases: Mapping[str, Sequence[str]] | None = None,
+    readers: Mapping[str, Callable[[str], Any]] | None = None,
+    defaults: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Add one command-line option per field of ``cls``: ``--field-name``.
 
@@ -362,13 +381,26 @@ def add_arguments(
         only: the fields to add, in this order (default: every field in declaration order).
         skip: fields to leave out (those the command sets itself).
         aliases: field name to further option strings, e.g. ``{"cpu_threads": ["--threads"]}``.
+        readers: field name to a function reading the whole value from one word, where the command
+            line spells it its own way (``{"image_size": image_size}`` for ``--image-size 96x72``);
+            it raises ``ValueError`` or ``argparse.ArgumentTypeError``, and the field's checks
+            still apply to what it returns.
+        defaults: field name to the command's own default where it has one (a benchmark's network
+            preset, say): shown in the help and given to :func:`config_from_arguments` when the user
+            gives no value.
 
     Returns:
         The names of the fields added.
+
+    Raises:
+        KeyError: a name in ``only``, ``aliases``, ``readers`` or ``defaults`` is not a field.
+        ConfigError: a value in ``defaults`` is not allowed, or is the field's own default (which
+            would then be written twice).
     """
     infos = {info.name: info for info in describe_fields(cls)}
     names = list(only) if only is not None else list(infos)
-    unknown = [n for n in names if n not in infos]
+    own = dict(defaults or {})
+    unknown = [n for n in [*names, *(aliases or {}), *(readers or {}), *own] if n not in infos]
     if unknown:
         raise KeyError(f"{cls.__name__} has no field {', '.join(unknown)}")
     added = []
@@ -378,11 +410,15 @@ def add_arguments(
         info = infos[name]
         flags = [_option(name), *((aliases or {}).get(name, ()))]
         kwargs: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": argument_help(info)}
+        if name in own:
+            kwargs["default"] = _own_default(info, own[name])
+            kwargs["help"] = argument_help(dataclasses.replace(info, default=own[name]))
         if info.type is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
         else:
-            kwargs["type"] = _argument_type(info)
-            if info.is_array:
+            read = (readers or {}).get(name)
+            kwargs["type"] = _argument_type(info, read)
+            if info.is_array and read is None:
                 kwargs["nargs"] = "+"
             if info.spec.choices is not None:
                 kwargs["choices"] = tuple(info.spec.choices)
@@ -392,6 +428,17 @@ def add_arguments(
     return added
 
 
+def _own_default(info: FieldInfo, value: Any) -> Any:
+    """A command's own default for a field, checked: allowed, and not the field's default."""
+    _check_type(info.name, value, info.type)
+    info.spec.check(info.name, value)
+    if value == info.default:
+        raise ConfigError(
+            info.name, value, f"a default of the command's own, not the field's ({info.default!r})"
+        )
+    return value
+
+
 def _metavar(info: FieldInfo) -> str | None:
     if info.spec.choices is not None:
         return "{" + ",".join(map(str, info.spec.choices)) + "}"
@@ -399,16 +446,23 @@ def _metavar(info: FieldInfo) -> str | None:
 
 
 def config_from_arguments(
-    cls: type[C], args: argparse.Namespace, *, base: C | None = None, **values: Any
+    cls: type[C],
+    args: argparse.Namespace,
+    *,
+    base: C | None = None,
+    fields: Container[str] | None = None,
+    **values: Any,
 ) -> C:
     """The configuration from parsed options (:func:`add_arguments`) and ``values`` a command sets.
 
     Fields the user did not give keep ``base``'s value, or the default; ``values`` override both.
+    ``fields`` limits the options read to those fields: pass what :func:`add_arguments` returned
+    when one parser holds the options of several configurations with a field name in common.
 
     Raises:
         ConfigError: the dataclass's own checks reject the combination.
     """
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = {f.name for f in dataclasses.fields(cls) if fields is None or f.name in fields}
     given = {name: value for name, value in vars(args).items() if name in names}
     given.update(values)
     given = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
