@@ -36,6 +36,7 @@ __all__ = [
     "OBSERVATIONS",
     "SAVED_BEFORE",
     "SIZES",
+    "TORCH_DEVICES",
     "DatasetConfig",
     "PolicyConfig",
     "SavedSettingsError",
@@ -59,6 +60,8 @@ ARM_TARGETS = ("phase", "command")
 CAMERAS: Mapping[str, str] = {"base": "/camera/base/image_raw", "wrist": "/camera/wrist/image_raw"}
 #: The denoising U-Net (diffusion), or a regression MLP from the condition to the actions (mlp).
 HEADS = ("diffusion", "mlp")
+#: The torch devices a policy trains or acts on (model.pick_device): auto is CUDA where torch sees a GPU.
+TORCH_DEVICES = "auto|cpu|cuda(:[0-9]+)?"
 #: The learning rate over the run: constant, or cosine from ``lr`` down to 0 at the last step.
 LR_SCHEDULES = ("constant", "cosine")
 
@@ -237,7 +240,7 @@ class TrainConfig(Config):
     device: str = param(
         "auto",
         "torch device: auto (CUDA when torch sees a GPU), cpu, cuda, cuda:N",
-        pattern="auto|cpu|cuda(:[0-9]+)?",
+        pattern=TORCH_DEVICES,
     )
     seed: int = param(0, "seed of initialisation and batches", ge=0)
     cpu_threads: int = param(
