@@ -1,6 +1,6 @@
 """Inference latency of the diffusion policy per action chunk: DDIM sampling against full DDPM.
 
-    python bench/policy.py [--quick] [--device cpu|cuda] [--threads N]
+    python bench/policy.py [--quick] [--device auto|cpu|cuda] [--threads N]
 
 For each network size (toy, small, base; --quick: toy and small) builds an untrained policy with
 the dataset's shapes (two cameras at 96x72, history 2, 16 actions of 10 values) and times one
@@ -20,7 +20,9 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from galley_learning.policy.model import SIZES, DiffusionPolicy, tokenize, with_vocabulary
+from galley_core.arguments import add_arguments, config_from_arguments
+from galley_learning.policy.model import SIZES, DiffusionPolicy, pick_device, tokenize, with_vocabulary
+from galley_nodes.nodes.diffusion_policy import DiffusionPolicyConfig
 
 
 def _chunk_ms(model: DiffusionPolicy, device: torch.device, *, ddpm: bool, repeats: int) -> float:
@@ -53,11 +55,15 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="toy and small only, fewer repeats")
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (the node uses 1)")
+    # the policy node's settings; the bench's device: the GPU where there is one
+    options = ("device", "cpu_threads")
+    aliases = {"cpu_threads": ["--threads"]}
+    add_arguments(parser, DiffusionPolicyConfig, only=options, aliases=aliases, defaults={"device": "auto"})
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    device = torch.device(args.device)
+    node = config_from_arguments(DiffusionPolicyConfig, args, fields=options)
+    if node.cpu_threads > 0:
+        torch.set_num_threads(node.cpu_threads)
+    device = pick_device(node.device)
     sizes = ["toy", "small"] if args.quick else list(SIZES)
     repeats = 3 if args.quick else 5
     vocabulary = [
@@ -86,7 +92,8 @@ def main() -> None:
             "ddpm_ms": ddpm,
             "steps": (model.config.inference_steps, model.config.diffusion_steps),
         }
-    print(f"diffusion policy, one action chunk (16 x 10) on {device} ({args.threads} CPU thread(s))")
+    threads = torch.get_num_threads()
+    print(f"diffusion policy, one action chunk (16 x 10) on {device} ({threads} CPU thread(s))")
     print(f"{'size':>6} {'parameters':>11} {'DDIM ms':>9} {'DDPM ms':>9} {'speed-up':>9}")
     for size, r in rows.items():
         steps = f"({r['steps'][0]} vs {r['steps'][1]} steps)"

@@ -26,20 +26,25 @@ import argparse
 import dataclasses
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
 
+from galley_core.arguments import add_arguments, config_from_arguments
 from galley_episodes import CollectConfig, EvalConfig, collect, evaluate, parse_image_size
-from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset
-from galley_learning.policy.model import SIZES
-from galley_learning.policy.observations import ACTIONS
+from galley_learning.policy.config import SIZES, DatasetConfig, TrainConfig
+from galley_learning.policy.dataset import PolicyData, build_dataset
 from galley_learning.policy.runtime import PolicyRunner
-from galley_learning.policy.train import LR_SCHEDULES, TrainConfig, train
+from galley_learning.policy.train import train
 
 KINDS = ("move", "pick", "place")
+#: The settings this bench varies, with galley train's spellings; the rest are the fields' defaults.
+TRAIN_OPTIONS = ("size", "lr", "lr_schedule")
+DATASET_OPTIONS = ("observation", "actions", "arm_target", "move_done_m", "move_done_rad")
+DATASET_ALIASES = {"move_done_m": ["--move-done"], "move_done_rad": ["--move-done-heading"]}
 
 
 def _eval_params(out: Path, step_limit_s: float) -> Path:
@@ -103,8 +108,8 @@ def _figures(metrics: dict[str, Any], prefix: str) -> dict[str, Any]:
     return out
 
 
-def _table(args: argparse.Namespace, figures: dict[str, Any]) -> None:
-    setting = f"observation {args.observation}, actions {args.actions}, perturb {args.perturb}"
+def _table(args: argparse.Namespace, data: DatasetConfig, figures: dict[str, Any]) -> None:
+    setting = f"observation {data.observation}, actions {data.actions}, perturb {args.perturb}"
     print(f"closed loop: {args.size}, {setting}")
     print(f"{'':>10} {'move':>6} {'pick':>6} {'place':>6} {'episode':>8} {'goal m start->end':>18}")
     for prefix in ("heldout", "train"):
@@ -136,24 +141,10 @@ def _arguments() -> argparse.Namespace:
         "--perturb", type=float, default=1.0, help="DART noise scale while collecting (0: none)"
     )
     parser.add_argument("--seed", type=int, default=3_000_000, help="collection seeds: SEED + k")
-    parser.add_argument("--size", default="lowdim-mlp", choices=sorted(SIZES))
-    parser.add_argument("--observation", default="goal", choices=("goal", "kitchen_r", "proprio"))
-    parser.add_argument("--actions", default="contact", choices=ACTIONS)
-    parser.add_argument("--arm-target", default="phase", choices=("phase", "command"))
-    parser.add_argument(
-        "--move-done", type=float, default=0.10, help="no move frame this near its goal is trained on (m)"
-    )
-    parser.add_argument(
-        "--move-done-heading",
-        type=float,
-        default=0.1,
-        help="... and facing its heading this closely (rad; pi: any heading, the oracle's turn untrained)",
-    )
+    # the MLP head: trains in minutes on 2 cores
+    add_arguments(parser, TrainConfig, only=TRAIN_OPTIONS, defaults={"size": "lowdim-mlp"})
+    add_arguments(parser, DatasetConfig, only=DATASET_OPTIONS, aliases=DATASET_ALIASES)
     parser.add_argument("--train-steps", type=int, default=4000)
-    parser.add_argument(
-        "--lr-schedule", choices=LR_SCHEDULES, default="constant", help="TrainConfig.lr_schedule"
-    )
-    parser.add_argument("--lr", type=float, default=TrainConfig.lr, help="learning rate (TrainConfig.lr)")
     parser.add_argument("--train-minutes", type=float, default=0.0, help="> 0: train this long instead")
     parser.add_argument("--eval-episodes", type=int, default=10, help="held-out (and training) episodes")
     parser.add_argument("--step-limit", type=float, default=60.0, help="seconds per step in evaluation")
@@ -162,8 +153,8 @@ def _arguments() -> argparse.Namespace:
         "--image-size",
         type=parse_image_size,
         default=None,
-        help="cameras WxH while collecting (default: 32x24 for the low-dimensional sizes, else 96x72); "
-        "a collection in --out is continued with its own",
+        help="cameras WxH while collecting (default: 32x24 for the low-dimensional sizes, else the "
+        "dataset's image_size); a collection in --out is continued with its own",
     )
     return parser.parse_args()
 
@@ -177,48 +168,37 @@ def main() -> None:
 
     start = time.perf_counter()
     collection = out / "collection"
+    images = bool(SIZES[args.size].cameras)
     settings = CollectConfig(
         episodes=args.episodes,
         workers=args.workers,
         seed=args.seed,
-        image_size=args.image_size or ((32, 24) if not SIZES[args.size].cameras else (96, 72)),
+        image_size=args.image_size or (DatasetConfig.image_size if images else (32, 24)),
         perturb=args.perturb,
         steps=args.steps,
     )
     report = collect(settings, out=collection)
     collect_min = (time.perf_counter() - start) / 60.0
 
-    run, dataset = (
-        out
-        / f"run_{args.size}_{args.observation}_{args.actions}_{args.move_done:g}_{args.move_done_heading:g}",
-        out / f"dataset_{args.observation}_{args.actions}_{args.move_done:g}_{args.move_done_heading:g}",
+    config = config_from_arguments(
+        DatasetConfig,
+        args,
+        fields=DATASET_OPTIONS,
+        cameras=DatasetConfig.cameras if images else (),
+        image_size=settings.image_size,  # the collection's: no resampling
     )
+    data_name = f"{config.observation}_{config.actions}_{config.move_done_m:g}_{config.move_done_rad:g}"
+    run, dataset = out / f"run_{args.size}_{data_name}", out / f"dataset_{data_name}"
     start = time.perf_counter()
     if not (dataset / "meta.json").exists():
-        cameras = ("base", "wrist") if SIZES[args.size].cameras else ()
-        config = DatasetConfig(
-            cameras=cameras,
-            image_size=settings.image_size,  # the collection's: no resampling
-            observation=args.observation,
-            actions=args.actions,
-            move_done_m=args.move_done,
-            move_done_rad=args.move_done_heading,
-            arm_target=args.arm_target,
-        )
         build_dataset(collection, dataset, config, workers=args.workers)
     dataset_min = (time.perf_counter() - start) / 60.0  # 0 where the dataset was built before
     steps = args.train_steps
     # the probe's too: a resumed run keeps the settings it was started with (all but the steps)
-    settings = {
-        "size": args.size,
-        "lr": args.lr,
-        "lr_schedule": args.lr_schedule,
-        "device": "cpu",
-        "cpu_threads": 1,
-    }
+    base = config_from_arguments(TrainConfig, args, fields=TRAIN_OPTIONS, device="cpu", cpu_threads=1)
     if args.train_minutes > 0:  # measure the rate on a short run, then train for the time asked
         marks: list[tuple[int, float]] = []  # (step, seconds) from step 10 on: no start-up in the rate
-        probe = TrainConfig(steps=100, **settings)
+        probe = replace(base, steps=100)
         train(dataset, run, probe, progress=lambda s, n, loss, secs: marks.append((s, secs)))
         if len(marks) >= 2:  # none: the run had trained past the probe before (resumed)
             (s0, t0), (s1, t1) = marks[0], marks[-1]
@@ -226,7 +206,7 @@ def main() -> None:
     trained = train(
         dataset,
         run,
-        TrainConfig(steps=steps, eval_every=max(1, steps // 10), **settings),
+        replace(base, steps=steps, eval_every=max(1, steps // 10)),
         progress=lambda s, n, loss, secs: (
             print(f"  step {s}/{n} loss {loss:.4f} {secs:.0f} s", flush=True)
             if s % max(1, n // 10) == 0
@@ -259,7 +239,7 @@ def main() -> None:
         **_figures(held_out, "heldout"),
         **_figures(on_train, "train"),
     }
-    _table(args, figures)
+    _table(args, config, figures)
     print(json.dumps(figures))
 
 

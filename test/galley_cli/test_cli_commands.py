@@ -255,25 +255,36 @@ eval --mode policy --workers 0 --out {tmp}/o       | argument --workers: 0 is no
 eval --mode planner --params {missing}             | argument --params: {missing} does not exist
 plan x --seed -2                                   | argument --seed: -2 is not allowed: at least 0
 eval-planner --limit -1 --out {tmp}/em.json        | argument --limit: -1 is not allowed: at least 0
-train-planner --epochs 0 --out {tmp}/w.pt          | argument --epochs: 0 is not allowed: at least 1
-train-planner --episodes 9 --out {tmp}/w.pt        | argument --episodes: 9 is not allowed: at least 10
-train-planner --threads 0 --out {tmp}/w.pt         | argument --threads: 0 is not allowed: at least 1
+train-planner --epochs 0 --out {tmp}/w.pt          | argument --epochs: 0 is not allowed: >= 1
+train-planner --episodes 9 --out {tmp}/w.pt        | argument --episodes: 9 is not allowed: >= 10
+train-planner --threads 0 --out {tmp}/w.pt         | argument --threads: 0 is not allowed: >= 1
 collect --episodes 0 --out {tmp}/c                 | argument --episodes: 0 is not allowed: at least 1
 collect --episodes 1 --workers 0 --out {tmp}/c     | argument --workers: 0 is not allowed: at least 1
 collect --episodes 1 --seed -5 --out {tmp}/c       | argument --seed: -5 is not allowed: at least 0
 collect --episodes 1 --camera-rate -1 --out {tmp}/c | argument --camera-rate: -1 is not allowed: a number > 0
 collect --out {tmp}/c                              | the following arguments are required: --episodes
-train --data {tmp} --out {tmp}/r --steps 0         | argument --steps: 0 is not allowed: at least 1
-train --data {tmp} --out {tmp}/r --batch-size 0    | argument --batch-size: 0 is not allowed: at least 1
-train --data {tmp} --out {tmp}/r --lr nan          | argument --lr: nan is not allowed: a number > 0
+train --data {tmp} --out {tmp}/r --steps 0         | argument --steps: 0 is not allowed: >= 1
+train --data {tmp} --out {tmp}/r --batch-size 0    | argument --batch-size: 0 is not allowed: >= 1
+train --data {tmp} --out {tmp}/r --lr nan          | argument --lr: nan is not allowed: > 0
 train --data {tmp} --out {tmp}/r --workers 0       | argument --workers: 0 is not allowed: at least 1
-train --data {tmp} --out {tmp}/r --device tpu | argument --device: 'tpu' is not auto, cpu, cuda or cuda:N
+train --data {tmp} --out {tmp}/r --image-size 4x4  | argument --image-size: 4x4 is not allowed: >= 8 (px)
+train --data {tmp} --out {tmp}/r --threads -1      | argument --cpu-threads/--threads: -1 is not allowed: >= 0
 map --resolution 0 --out {tmp}/m                   | argument --resolution: 0 is not allowed: a number > 0
 map --resolution -1 --out {tmp}/m                  | argument --resolution: -1 is not allowed: a number > 0
 replay {tmp} --rate 0                              | argument --rate: 0 is not allowed: a number > 0
 replay {tmp} --params {missing}                    | argument --params: {missing} does not exist
 """
 CASES = [tuple(part.strip() for part in line.split("|")) for line in BAD_ARGUMENTS.strip().splitlines()]
+CASES += [  # messages with a "|" in them, or too long for the table
+    (
+        "train --data {tmp} --out {tmp}/r --device tpu",
+        "argument --device: tpu is not allowed: text matching auto|cpu|cuda(:[0-9]+)?",
+    ),
+    (
+        "train --data {tmp} --out {tmp}/r --move-done-heading 4",
+        "argument --move-done-rad/--move-done-heading: 4 is not allowed: > 0 and <= 3.14159 (rad)",
+    ),
+]
 
 
 @pytest.mark.parametrize(("command", "message"), CASES, ids=[c for c, _ in CASES])

@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 from galley_cli.main import _build_parser
-from galley_core.config import config_from_arguments, describe_fields
+from galley_core.arguments import config_from_arguments
+from galley_core.config import describe_fields
 from galley_episodes import CollectConfig, EpisodeConfig, EvalConfig
 
 

@@ -7,16 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from galley_core.config import (
-    Config,
-    ConfigError,
-    add_arguments,
-    config_from_arguments,
-    config_from_values,
-    describe_fields,
-    param,
-    sub_config,
-)
+from galley_core.arguments import add_arguments, config_from_arguments
+from galley_core.config import Config, ConfigError, config_from_values, describe_fields, param, sub_config
 
 
 @dataclass(frozen=True)
@@ -152,3 +144,64 @@ def test_only_given_options_override_the_defaults():
 def test_a_value_outside_the_field_is_refused_by_the_parser(argv, message):
     with pytest.raises(argparse.ArgumentError, match=re.escape(message)):
         _cli_parser().parse_args(argv)
+
+
+@dataclass(frozen=True)
+class _DeviceConfig(Config):
+    device: str = param("auto", "torch device", pattern="auto|cpu|cuda(:[0-9]+)?")
+    size: tuple[int, ...] = param((96, 72), "width, height", unit="px", ge=8)
+    seed: int = param(0, "seed", ge=0)
+
+
+def test_a_pattern_holds_strings_to_the_values_it_matches():
+    assert _DeviceConfig(device="cuda:1").device == "cuda:1"
+    with pytest.raises(ConfigError, match=re.escape("device = 'tpu' is not allowed: text matching auto|cpu")):
+        _DeviceConfig(device="tpu")
+    with pytest.raises(ConfigError):
+        _DeviceConfig(device="cuda:1 ")  # the whole string, not a prefix
+    (info,) = [i for i in describe_fields(_DeviceConfig) if i.name == "device"]
+    assert info.description() == "torch device; allowed: text matching auto|cpu|cuda(:[0-9]+)?"
+
+
+def _size(text: str) -> tuple[int, int]:
+    width, height = text.split("x")
+    return int(width), int(height)
+
+
+def test_a_reader_spells_a_value_its_own_way_and_the_field_still_checks_it():
+    parser = argparse.ArgumentParser(prog="galley test", exit_on_error=False)
+    add_arguments(parser, _DeviceConfig, readers={"size": _size})
+    assert config_from_arguments(_DeviceConfig, parser.parse_args(["--size", "32x24"])).size == (32, 24)
+    with pytest.raises(argparse.ArgumentError, match=re.escape("4x4 is not allowed: >= 8 (px)")):
+        parser.parse_args(["--size", "4x4"])
+    with pytest.raises(argparse.ArgumentError, match="'32' is not"):
+        parser.parse_args(["--size", "32"])
+
+
+def test_a_command_default_of_its_own_is_shown_used_and_never_the_field_default_again():
+    parser = argparse.ArgumentParser(prog="galley test", exit_on_error=False)
+    add_arguments(parser, _DeviceConfig, defaults={"device": "cpu"})
+    assert "(default: cpu)" in parser.format_help()
+    assert config_from_arguments(_DeviceConfig, parser.parse_args([])).device == "cpu"
+    assert config_from_arguments(_DeviceConfig, parser.parse_args(["--device", "cuda"])).device == "cuda"
+    with pytest.raises(ConfigError, match="a default of the command's own"):
+        add_arguments(argparse.ArgumentParser(), _DeviceConfig, defaults={"device": "auto"})
+    with pytest.raises(ConfigError, match="text matching"):
+        add_arguments(argparse.ArgumentParser(), _DeviceConfig, defaults={"device": "tpu"})
+    with pytest.raises(KeyError, match="no field devices"):
+        add_arguments(argparse.ArgumentParser(), _DeviceConfig, defaults={"devices": "cpu"})
+
+
+@dataclass(frozen=True)
+class _Trainer(Config):
+    seed: int = param(1, "seed of the batches", ge=0)
+
+
+def test_two_configurations_with_a_field_name_in_common_read_only_their_own_options():
+    parser = argparse.ArgumentParser(prog="galley test", exit_on_error=False)
+    add_arguments(parser, _Trainer)
+    device_options = add_arguments(parser, _DeviceConfig, skip=("seed",))  # --seed is the trainer's
+    args = parser.parse_args(["--seed", "7", "--device", "cpu"])
+    assert config_from_arguments(_Trainer, args) == _Trainer(seed=7)
+    assert config_from_arguments(_DeviceConfig, args, fields=device_options) == _DeviceConfig(device="cpu")
+    assert config_from_arguments(_DeviceConfig, args).seed == 7  # without fields: the trainer's too

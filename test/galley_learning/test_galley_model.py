@@ -23,7 +23,7 @@ from galley_learning.planners.galley_model import (
     to_tensors,
 )
 from galley_learning.planners.galley_planner import GalleyPlanner
-from galley_learning.planners.galley_train import TrainConfig, train_planner
+from galley_learning.planners.galley_train import PlannerTrainConfig, train_planner
 from galley_learning.planners.phrasing import HELD_OUT, OUT_OF_SCOPE, dev_set
 
 
@@ -98,7 +98,9 @@ def test_a_scene_the_model_was_not_trained_on_is_refused(planner, kitchen, rende
 
 
 def test_training_writes_loadable_weights_and_is_reproducible(kitchen, suite, tmp_path):
-    tiny = TrainConfig(episodes=12, instructions=32, paraphrases=16, epochs=1, batch_size=16, validation=16)
+    tiny = PlannerTrainConfig(
+        episodes=12, instructions=32, paraphrases=16, epochs=1, batch_size=16, validation=16
+    )
     lines: list[str] = []
     first = train_planner(kitchen, suite, config=tiny, out=tmp_path / "a.pt", progress=lines.append)
     train_planner(kitchen, suite, config=tiny, out=tmp_path / "b.pt", progress=lambda _: None)

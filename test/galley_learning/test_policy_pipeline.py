@@ -215,7 +215,7 @@ def test_cosine_schedule_decays_the_rate_to_zero_at_the_last_step_and_resumes_in
     )
     train(dataset, tmp_path / "flat", replace(cosine, lr_schedule="constant"))
     assert rates[12:] == [1e-3] * 8
-    with pytest.raises(ValueError, match="lr_schedule 'linear'"):
+    with pytest.raises(ValueError, match="lr_schedule = 'linear' is not allowed"):
         TrainConfig(lr_schedule="linear")
 
 

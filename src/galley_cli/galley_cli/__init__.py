@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from galley_core.config import Config, add_arguments, describe_fields
+from galley_core.arguments import add_arguments
+from galley_core.config import Config, describe_fields
 from galley_episodes.collection import parse_image_size
 
 
@@ -91,7 +92,7 @@ def add_config_options(
     types: Mapping[str, Callable[[str], Any]] | None = None,
     **options: Any,
 ) -> list[str]:
-    """:func:`galley_core.config.add_arguments`, with galley's own argparse types for counts and rates.
+    """:func:`galley_core.arguments.add_arguments`, with galley's own argparse types for counts and rates.
 
     A whole number with a lower bound reads with :func:`whole_number`, a number > 0 with
     :func:`positive_number`, so that their one-line errors read as every other galley command's
@@ -130,7 +131,7 @@ def replan_as_count(parser: argparse.ArgumentParser) -> None:
 def require_option(parser: argparse.ArgumentParser, dest: str) -> None:
     """Make the option of a Config field required, and drop the default from its help.
 
-    :func:`galley_core.config.add_arguments` adds optional options; this is for a choice a command
+    :func:`galley_core.arguments.add_arguments` adds optional options; this is for a choice a command
     leaves to the user (``galley eval --mode``, ``galley collect --episodes``).
     """
     for action in parser._actions:

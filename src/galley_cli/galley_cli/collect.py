@@ -1,7 +1,7 @@
 """``galley collect``: record randomised oracle episodes for training, in parallel, with progress.
 
 The options are :class:`galley_episodes.CollectConfig`'s fields
-(:func:`galley_core.config.add_arguments`; ``--image-size`` is written ``WxH``, ``--camera-rate`` is
+(:func:`galley_core.arguments.add_arguments`; ``--image-size`` is written ``WxH``, ``--camera-rate`` is
 ``camera_rate_hz``); the collection is :func:`galley_episodes.collect`, whose module says what
 ``--out`` ends up holding.
 """
@@ -14,7 +14,8 @@ from typing import Any
 
 from galley_cli import add_config_options, image_size, positive_number, require_option
 from galley_cli.errors import UsageError
-from galley_core.config import argument_help, config_from_arguments, describe_fields
+from galley_core.arguments import argument_help, config_from_arguments
+from galley_core.config import describe_fields
 from galley_episodes import CollectConfig, collect
 
 __all__ = ["add_parser"]

@@ -1,6 +1,6 @@
 """``galley eval``: Kitchen-R's evaluation over the instruction suite, planner (EM), policy (SR), joint.
 
-The options are :class:`galley_episodes.EvalConfig`'s fields (:func:`galley_core.config.add_arguments`);
+The options are :class:`galley_episodes.EvalConfig`'s fields (:func:`galley_core.arguments.add_arguments`);
 the evaluation is :func:`galley_episodes.evaluate`, whose module says what it measures and writes.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from galley_cli import add_config_options, add_params_option, replan_as_count, require_option
 from galley_cli.errors import UsageError
-from galley_core.config import config_from_arguments
+from galley_core.arguments import config_from_arguments
 from galley_episodes import EvalConfig, evaluate
 from galley_episodes.overrides import PRECEDENCE_HELP
 
@@ -30,10 +30,10 @@ def _run(args: argparse.Namespace) -> int:
         metrics = evaluate(config, out_dir=args.out, policy=args.policy, params=list(args.params))
     except ValueError as err:
         raise UsageError(str(err)) from None
-    print(json.dumps({k: v for k, v in metrics.items() if not isinstance(v, dict)}))
     headline = metrics["headline"]
     value = "n/a" if headline["value"] is None else f"{headline['value']:.3f}"
     print(f"galley eval: {headline['metric']} = {value}: {headline['counts']}")
+    print(json.dumps({k: v for k, v in metrics.items() if not isinstance(v, dict)}))  # last: for scripts
     return 0
 
 

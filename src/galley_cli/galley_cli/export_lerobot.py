@@ -14,25 +14,21 @@ from typing import Any
 
 from galley_cli import image_size
 from galley_cli.errors import UsageError
+from galley_core.arguments import add_arguments, config_from_arguments
 from galley_core.config import ConfigError
+from galley_learning.lerobot_config import LeRobotExportConfig
 
 __all__ = ["add_parser"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_learning.lerobot import LeRobotExportConfig, LeRobotExportError, export_lerobot  # noqa: PLC0415 (deferred: cv2, pyarrow)
+    from galley_learning.lerobot import LeRobotExportError, export_lerobot  # noqa: PLC0415 (deferred: cv2, pyarrow)
 
     try:
-        config = LeRobotExportConfig(
-            fps=args.fps,
-            image_size=tuple(args.image_size or ()),
-            robot_type=args.robot_type,
-            vcodec=args.vcodec,
-        )
-    except ConfigError as err:
-        flag = {"fps": "--fps", "image_size": "--image-size", "robot_type": "--robot-type"}.get(err.field)
+        config = config_from_arguments(LeRobotExportConfig, args)
+    except ConfigError as err:  # image_size's sides must be even: the parser checks each side alone
         value = "x".join(map(str, err.value)) if err.field == "image_size" else repr(err.value)
-        raise UsageError(f"{flag or err.field} {value} is not allowed: {err.allowed}") from None
+        raise UsageError(f"--{err.field.replace('_', '-')} {value} is not allowed: {err.allowed}") from None
     try:
         summary = export_lerobot(args.dir, args.out, config, progress=print)
     except LeRobotExportError as err:
@@ -49,21 +45,5 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("export-lerobot", help="export recorded episodes as a LeRobotDataset (v3.0)")
     p.add_argument("dir", type=Path, help="collection folder of bags (only DIR/episodes/ where it exists)")
     p.add_argument("out", type=Path, help="dataset folder to create (new or empty)")
-    p.add_argument("--fps", type=int, default=10, help="frames per second to resample to (default: 10)")
-    p.add_argument(
-        "--image-size",
-        type=image_size,
-        default=None,
-        metavar="WxH",
-        help="resize every image to W x H pixels, both even (default: the recorded size)",
-    )
-    p.add_argument(
-        "--robot-type", default="galley_mm", help="robot_type in meta/info.json (default: galley_mm)"
-    )
-    p.add_argument(
-        "--vcodec",
-        choices=("libsvtav1", "h264"),
-        default="libsvtav1",
-        help="video encoder: AV1, LeRobot's default, or h264 (default: libsvtav1)",
-    )
+    add_arguments(p, LeRobotExportConfig, readers={"image_size": image_size})  # --image-size WxH
     p.set_defaults(run=_run)

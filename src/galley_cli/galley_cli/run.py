@@ -1,6 +1,6 @@
 """``galley run "<instruction>"``: one episode on the built-in simulator, recorded, with a report.
 
-The options are :class:`galley_episodes.EpisodeConfig`'s fields (:func:`galley_core.config.add_arguments`);
+The options are :class:`galley_episodes.EpisodeConfig`'s fields (:func:`galley_core.arguments.add_arguments`);
 the episode itself is :func:`galley_episodes.run_episode`, whose module says what the run writes.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from galley_cli import add_config_options, add_params_option, replan_as_count
 from galley_cli.errors import UsageError
-from galley_core.config import config_from_arguments
+from galley_core.arguments import config_from_arguments
 from galley_episodes import EpisodeConfig, EpisodeError, run_episode
 from galley_episodes.overrides import PRECEDENCE_HELP
 

@@ -8,9 +8,8 @@ with :func:`param`, which records a one-line description, a unit and the allowed
 * a host can build the dataclass from untyped values (a ROS 2 params YAML file, a ROS parameter
   update) with :func:`config_from_values`, checking types the way ROS parameters are typed;
 * the ROS 2 host can declare one ROS parameter per field with the description and unit attached;
-* a command line is built from the fields with :func:`add_arguments` (one option per field, its help
-  the doc, unit, bounds and default) and read back with :func:`config_from_arguments`, so that a
-  command never writes a default or an allowed range a second time.
+* a command line is built from the fields (:mod:`galley_core.arguments`), so that a command never
+  writes a default or an allowed range a second time.
 
 Example::
 
@@ -22,13 +21,13 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import difflib
 import functools
 import math
+import re
 import typing
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -36,9 +35,6 @@ __all__ = [
     "Config",
     "ConfigError",
     "FieldSpec",
-    "add_arguments",
-    "argument_help",
-    "config_from_arguments",
     "config_from_values",
     "describe_fields",
     "param",
@@ -78,6 +74,7 @@ def param(
     lt: float | None = None,
     choices: Sequence[Any] | None = None,
     finite: bool = True,
+    pattern: str | None = None,
 ) -> Any:
     """Declare a configuration field.
 
@@ -88,8 +85,12 @@ def param(
         ge, gt, le, lt: inclusive / exclusive bounds for numbers (for tuples: for every element).
         choices: the only values allowed.
         finite: reject NaN and infinities for numbers (default True).
+        pattern: a regular expression every string (each element of a tuple) must match as a whole,
+            for values too many to list, e.g. ``"cpu|cuda(:[0-9]+)?"``.
     """
-    spec = FieldSpec(doc=doc, unit=unit, ge=ge, gt=gt, le=le, lt=lt, choices=choices, finite=finite)
+    spec = FieldSpec(
+        doc=doc, unit=unit, ge=ge, gt=gt, le=le, lt=lt, choices=choices, finite=finite, pattern=pattern
+    )
     return dataclasses.field(default=default, metadata={"galley": spec})
 
 
@@ -105,11 +106,14 @@ class FieldSpec:
     lt: float | None = None
     choices: Sequence[Any] | None = None
     finite: bool = True
+    pattern: str | None = None
 
     def allowed(self) -> str:
         """The allowed values in words, e.g. ``"a number > 0 (Hz)"``."""
         if self.choices is not None:
             return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.pattern is not None:
+            return f"text matching {self.pattern}"
         bounds = [
             f"{op} {bound:g}"
             for op, bound in ((">=", self.ge), (">", self.gt), ("<=", self.le), ("<", self.lt))
@@ -126,6 +130,10 @@ class FieldSpec:
                 if v not in self.choices:
                     raise ConfigError(name, value, self.allowed())
                 continue
+            if self.pattern is not None and isinstance(v, str):
+                if not re.fullmatch(self.pattern, v):
+                    raise ConfigError(name, value, self.allowed())
+                continue
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 continue
             if self.finite and not math.isfinite(v):
@@ -140,6 +148,10 @@ class FieldSpec:
 
     def _bounded(self) -> bool:
         return any(b is not None for b in (self.ge, self.gt, self.le, self.lt))
+
+    def _restricted(self) -> bool:
+        """Whether the values allowed are fewer than the type's (choices, a pattern or bounds)."""
+        return self.choices is not None or self.pattern is not None or self._bounded()
 
 
 @dataclass(frozen=True)
@@ -181,7 +193,7 @@ class FieldInfo:
     def description(self) -> str:
         """One line for a ROS parameter descriptor: the doc, the unit and what is allowed."""
         spec = self.spec
-        if spec.choices is not None or spec._bounded():
+        if spec._restricted():
             return f"{spec.doc}; allowed: {spec.allowed()}"
         return f"{spec.doc} ({spec.unit})" if spec.unit else spec.doc
 
@@ -292,126 +304,3 @@ def _coerce(name: str, value: Any, tp: Any) -> Any:
     if not _scalar_ok(value, tp):
         raise ConfigError(name, value, _type_name(tp))
     return float(value) if tp is float else value
-
-
-def _option(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
-def _parse_scalar(tp: type, text: str) -> Any:
-    if tp is bool:
-        lowered = text.lower()
-        if lowered in ("true", "1", "yes", "on"):
-            return True
-        if lowered in ("false", "0", "no", "off"):
-            return False
-        raise ValueError(text)
-    return tp(text)
-
-
-def _argument_type(info: FieldInfo) -> Any:
-    """argparse ``type=`` of one field: parses the text and applies the field's checks."""
-    tp = info.scalar_type
-
-    def parse(text: str) -> Any:
-        try:
-            value = _parse_scalar(tp, text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {_type_name(tp)}") from None
-        try:
-            info.spec.check(info.name, value)
-        except ConfigError as err:
-            raise argparse.ArgumentTypeError(f"{text} is not allowed: {err.allowed}") from None
-        return value
-
-    parse.__name__ = _type_name(tp).split(" ")[-1]  # argparse names the type in its messages
-    return parse
-
-
-def argument_help(info: FieldInfo) -> str:
-    """An option's help: the field's doc, what is allowed (with the unit) and the default."""
-    spec = info.spec
-    text = spec.doc
-    if spec.choices is None and spec._bounded():
-        text += f"; {spec.allowed()}"
-    elif spec.unit:
-        text += f" ({spec.unit})"
-    default = ",".join(map(str, info.default)) if info.is_array else info.default
-    return f"{text} (default: {default})".replace("%", "%%")
-
-
-def add_arguments(
-    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
-    cls: type[Config],
-    *,
-    only: Sequence[str] | None = None,
-    skip: Container[str] = (),
-    aliases: Mapping[str, Sequence[str]] | None = None,
-) -> list[str]:
-    """Add one command-line option per field of ``cls``: ``--field-name``.
-
-    The option's help, allowed values and default are the field's (:func:`param`), so that a
-    command states none of them itself. Booleans take ``--name`` / ``--no-name``; tuples take one
-    or more values; a field with ``choices`` lists them. Options are given a default of
-    ``argparse.SUPPRESS``: :func:`config_from_arguments` takes only what the user gave, and the
-    dataclass supplies the rest.
-
-    Args:
-        parser: the parser (or argument group) to add the options to.
-        cls: the configuration dataclass.
-        only: the fields to add, in this order (default: every field in declaration order).
-        skip: fields to leave out (those the command sets itself).
-        aliases: field name to further option strings, e.g. ``{"cpu_threads": ["--threads"]}``.
-
-    Returns:
-        The names of the fields added.
-    """
-    infos = {info.name: info for info in describe_fields(cls)}
-    names = list(only) if only is not None else list(infos)
-    unknown = [n for n in names if n not in infos]
-    if unknown:
-        raise KeyError(f"{cls.__name__} has no field {', '.join(unknown)}")
-    added = []
-    for name in names:
-        if name in skip:
-            continue
-        info = infos[name]
-        flags = [_option(name), *((aliases or {}).get(name, ()))]
-        kwargs: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": argument_help(info)}
-        if info.type is bool:
-            kwargs["action"] = argparse.BooleanOptionalAction
-        else:
-            kwargs["type"] = _argument_type(info)
-            if info.is_array:
-                kwargs["nargs"] = "+"
-            if info.spec.choices is not None:
-                kwargs["choices"] = tuple(info.spec.choices)
-            kwargs["metavar"] = _metavar(info)
-        parser.add_argument(*flags, **kwargs)
-        added.append(name)
-    return added
-
-
-def _metavar(info: FieldInfo) -> str | None:
-    if info.spec.choices is not None:
-        return "{" + ",".join(map(str, info.spec.choices)) + "}"
-    return info.name.upper()
-
-
-def config_from_arguments(
-    cls: type[C], args: argparse.Namespace, *, base: C | None = None, **values: Any
-) -> C:
-    """The configuration from parsed options (:func:`add_arguments`) and ``values`` a command sets.
-
-    Fields the user did not give keep ``base``'s value, or the default; ``values`` override both.
-
-    Raises:
-        ConfigError: the dataclass's own checks reject the combination.
-    """
-    names = {f.name for f in dataclasses.fields(cls)}
-    given = {name: value for name, value in vars(args).items() if name in names}
-    given.update(values)
-    given = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
-    if base is not None:
-        return dataclasses.replace(base, **given)
-    return cls(**given)

@@ -2,7 +2,7 @@
 
 Each field is documented once, with its unit and bounds (:func:`galley_core.config.param`); the
 ``galley run``, ``galley eval`` and ``galley collect`` commands build their options from these fields
-(:func:`galley_core.config.add_arguments`), so that no default or allowed value is written twice.
+(:func:`galley_core.arguments.add_arguments`), so that no default or allowed value is written twice.
 Where files go and come from (the output folder, ``--params`` files, a policy's training run) are
 arguments of the functions, not settings.
 """

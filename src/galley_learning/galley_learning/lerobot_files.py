@@ -16,6 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
+from galley_learning.lerobot_config import PIX_FMT
+
 __all__ = [
     "CHUNKS_SIZE",
     "CODEBASE_VERSION",
@@ -44,7 +46,6 @@ DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
 EPISODES_PATH = "meta/episodes/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 TASKS_PATH = "meta/tasks.parquet"
-PIX_FMT = "yuv420p"
 SVTAV1_PRESET = 12  # LeRobot's default preset for libsvtav1 (LIBSVTAV1_DEFAULT_PRESET)
 
 

@@ -29,7 +29,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from galley_core.config import Config, param
 from galley_core.episode import Episode, sample_episode
 from galley_core.language.reading import canonical
 from galley_core.scene import Scene
@@ -49,41 +48,14 @@ from galley_learning.planners.galley_model import (
 )
 from galley_learning.planners.images import TopDownRenderer
 from galley_learning.planners.phrasing import TRAINING, phrase
+from galley_learning.planners.train_config import PlannerTrainConfig
 
-__all__ = ["EPISODE_SEED_BASE", "TrainConfig", "TrainingData", "make_training_data", "train_planner"]
+__all__ = ["EPISODE_SEED_BASE", "PlannerTrainConfig", "TrainingData", "make_training_data", "train_planner"]
 
 #: Training episodes use seeds from here on; the suite draws its episode seeds below 1,000,000.
 EPISODE_SEED_BASE = 10_000_000
 
 Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class TrainConfig(Config):
-    """How galley's planner is trained (``galley train-planner``)."""
-
-    episodes: int = param(1500, "distinct rendered episodes (top-down images)", ge=10)
-    instructions: int = param(
-        3000, "training (instruction, episode, plan) samples from the suite's seen templates", ge=10
-    )
-    paraphrases: int = param(
-        5000, "training samples from galley's own paraphrase grammar (planners/phrasing.py)", ge=0
-    )
-    word_dropout: float = param(
-        0.1, "share of non-name words replaced by <unk> in each training batch", ge=0.0, lt=1.0
-    )
-    epochs: int = param(8, "passes over the training samples", ge=1)
-    batch_size: int = param(64, "samples per gradient step", ge=1)
-    learning_rate: float = param(
-        2e-3, "peak AdamW learning rate (cosine decay after 1 epoch of warm-up)", gt=0.0
-    )
-    weight_decay: float = param(0.01, "AdamW weight decay", ge=0.0)
-    presence_weight: float = param(0.5, "weight of the auxiliary which-object-in-which-zone loss", ge=0.0)
-    seed: int = param(0, "seeds the data generation, the initialisation and the batch order", ge=0)
-    threads: int = param(1, "torch CPU threads (1 avoids oversubscription on small machines)", ge=1)
-    validation: int = param(
-        0, "suite train-split instructions to validate on after each epoch (0: all)", ge=0
-    )
 
 
 @dataclass
@@ -160,7 +132,7 @@ def encode_entries(  # noqa: PLR0917 -- internal, called twice
 def make_training_data(
     scene: Scene,
     suite: Sequence[SuiteEntry],
-    config: TrainConfig,
+    config: PlannerTrainConfig,
     model: GalleyModelConfig,
     progress: Progress,
 ) -> tuple[Vocabulary, TrainingData, list[SuiteEntry]]:
@@ -224,13 +196,13 @@ def train_planner(  # noqa: PLR0915 -- one training loop, read top to bottom
     scene: Scene,
     suite: Sequence[SuiteEntry],
     *,
-    config: TrainConfig | None = None,
+    config: PlannerTrainConfig | None = None,
     model: GalleyModelConfig | None = None,
     out: str | Path = DEFAULT_WEIGHTS,
     progress: Progress = print,
 ) -> dict[str, Any]:
     """Generate data, train, save the weights to ``out``; returns the training record (also saved)."""
-    config = config or TrainConfig()
+    config = config or PlannerTrainConfig()
     model = model or GalleyModelConfig()
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.threads)

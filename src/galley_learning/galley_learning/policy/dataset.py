@@ -40,47 +40,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from galley_learning.policy.frames import ACTION_NAMES, CAMERAS, episode_frames
-from galley_learning.policy.observations import ACTIONS, GOAL_NAMES, OBSERVATIONS, state_names
+from galley_learning.policy.config import CAMERAS, DatasetConfig, saved_config
+from galley_learning.policy.frames import ACTION_NAMES, episode_frames
+from galley_learning.policy.observations import GOAL_NAMES, state_names
 from galley_runtime.recording.staging import interrupted_bags, interrupted_error, is_staging, staged_splits
 
 __all__ = ["DatasetConfig", "PolicyData", "build_dataset", "find_bags", "normalizer_stats", "sampled_frames"]
-
-
-@dataclass(frozen=True)
-class DatasetConfig:
-    """How frames are taken from the bags."""
-
-    rate_hz: float = 10.0
-    image_size: tuple[int, int] = (96, 72)  # width, height
-    cameras: tuple[str, ...] = ("base", "wrist")  # none: a low-dimensional dataset (no images)
-    val_fraction: float = 0.1
-    seed: int = 0
-    observation: str = "kitchen_r"  # the state's preset (observations.OBSERVATIONS)
-    actions: str = "absolute"  # the action kind (observations.ACTIONS)
-    scene: str = "kitchen"  # the scene the bags were recorded in: its objects' grasps (contact point)
-    arm_target: str = "phase"  # a pick's or place's arm action: the phase goal, or the joint command's pose
-    move_done_m: float = 0.10  # a move's frames this near its goal end no window; 0: every frame does
-    move_done_rad: float = 0.1  # ... and facing its heading this closely (the executor's; pi: any heading)
-
-    def __post_init__(self) -> None:
-        if not self.rate_hz > 0:
-            raise ValueError(f"rate_hz = {self.rate_hz} must be > 0")
-        if len(self.image_size) != 2 or min(self.image_size) < 8:
-            raise ValueError(f"image_size = {self.image_size} must be (width, height), each >= 8 pixels")
-        unknown = [c for c in self.cameras if c not in CAMERAS]
-        if unknown:
-            raise ValueError(f"cameras {list(self.cameras)}: choose from {', '.join(CAMERAS)}")
-        if self.observation not in OBSERVATIONS:
-            raise ValueError(f"observation {self.observation!r}: choose {', '.join(OBSERVATIONS)}")
-        if self.actions not in ACTIONS:
-            raise ValueError(f"actions {self.actions!r}: choose {', '.join(ACTIONS)}")
-        if not self.move_done_m >= 0.0:
-            raise ValueError(f"move_done_m = {self.move_done_m} must be >= 0 (0: train on every frame)")
-        if not 0.0 < self.move_done_rad <= math.pi:
-            raise ValueError(f"move_done_rad = {self.move_done_rad} must be in (0, pi] (pi: any heading)")
-        if not 0.0 <= self.val_fraction < 1.0:
-            raise ValueError(f"val_fraction = {self.val_fraction} must be in [0, 1)")
 
 
 def sampled_frames(
@@ -324,13 +289,15 @@ class PolicyData:
 
         Raises:
             FileNotFoundError: not a dataset folder (no meta.json): build one with `galley train --data`.
+            SavedSettingsError: its settings (``meta.json``'s ``config``) name one this galley does not
+                know, or a value it does not allow (:func:`~galley_learning.policy.config.saved_config`).
         """
         root = Path(root)
         if not (root / "meta.json").exists():
             raise FileNotFoundError(f"{root} is not a policy dataset (no meta.json)")
         meta = json.loads((root / "meta.json").read_text())
-        meta["config"].setdefault("observation", "kitchen_r")  # datasets built before the presets
-        meta["config"].setdefault("actions", "absolute")
+        # an older galley's dataset: the settings it had no name for yet as it used them
+        meta["config"] = asdict(saved_config(DatasetConfig, meta["config"], root / "meta.json"))
         load = lambda name: np.load(root / f"{name}.npy", mmap_mode="r")  # noqa: E731
         return cls(
             root=root,

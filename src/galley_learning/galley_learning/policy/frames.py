@@ -37,6 +37,7 @@ from scipy.spatial.transform import Rotation
 from galley_core.manipulation.kinematics import ArmKinematics, load_arm
 from galley_core.manipulation.phases import grasp_spec, shoulder_point
 from galley_description import ROBOT_XML
+from galley_learning.policy.config import ARM_TARGETS, CAMERAS
 from galley_learning.policy.goals import (
     GOAL_NAMES,
     GoalTracker,
@@ -74,13 +75,9 @@ _log = logging.getLogger(__name__)
 
 F64 = NDArray[np.float64]
 
-#: Camera name -> image topic of the built-in simulator (and of the Isaac Sim graphs).
-CAMERAS: Mapping[str, str] = {"base": "/camera/base/image_raw", "wrist": "/camera/wrist/image_raw"}
 ACTION_NAMES = ("v", "w", "x", "y", "z", "qw", "qx", "qy", "qz", "gripper")
 STATE_NAMES = KITCHEN_R_NAMES  # the kitchen_r preset's (observations.state_names for the others)
 GOAL_TOPICS = ("/goal_pose", "/plan", "/arm/goal", "/arm/target", "/tf")
-#: The arm's action in a pick or place: the machine's phase goal, or the next joint command's pose.
-ARM_TARGETS = ("phase", "command")
 
 
 @dataclass

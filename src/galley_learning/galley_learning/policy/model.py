@@ -28,74 +28,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
 import torch
 from torch import nn
 
+from galley_learning.policy.config import SIZES, PolicyConfig
+
 __all__ = ["SIZES", "DiffusionPolicy", "PolicyConfig", "pick_device", "tokenize"]
-
-
-@dataclass(frozen=True)
-class PolicyConfig:
-    """The network's shape and the diffusion settings (``SIZES`` holds presets)."""
-
-    state_dim: int = 20
-    action_dim: int = 10
-    obs_horizon: int = 2
-    horizon: int = 16
-    action_steps: int = 8
-    cameras: tuple[str, ...] = ("base", "wrist")
-    image_size: tuple[int, int] = (96, 72)  # width, height
-    backbone_channels: tuple[int, ...] = (32, 64, 128, 256)
-    grid: int = 3
-    token_dim: int = 256
-    unet_channels: tuple[int, ...] = (256, 512, 1024)
-    heads: int = 4
-    kernel_size: int = 5
-    diffusion_steps: int = 100
-    inference_steps: int = 10
-    vocabulary: tuple[str, ...] = field(default_factory=tuple)
-    text: bool = True  # a task-text token (the step text) in the condition
-    head: str = "diffusion"  # diffusion: the denoising U-Net; mlp: a regression MLP
-    mlp_hidden: int = 256  # the MLP head's width
-    observation: str = "kitchen_r"  # the state's preset (observations.OBSERVATIONS), from the dataset
-    actions: str = "absolute"  # the action kind (observations.ACTIONS), from the dataset
-
-    def __post_init__(self) -> None:
-        if self.head not in ("diffusion", "mlp"):
-            raise ValueError(f"head {self.head!r}: choose diffusion or mlp")
-        if self.horizon % (2 ** (len(self.unet_channels) - 1)):
-            raise ValueError(
-                f"horizon {self.horizon} must be divisible by 2^{len(self.unet_channels) - 1} "
-                f"(the U-Net halves it {len(self.unet_channels) - 1} times)"
-            )
-        if not 0 < self.action_steps <= self.horizon:
-            raise ValueError(f"action_steps {self.action_steps} must be in 1..horizon ({self.horizon})")
-        if self.token_dim % self.heads:
-            raise ValueError(f"token_dim {self.token_dim} must be divisible by heads {self.heads}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> PolicyConfig:
-        tuples = {k: tuple(v) for k, v in values.items() if isinstance(v, list)}
-        return cls(**{**values, **tuples})
-
-
-#: Presets: ``toy`` trains in minutes on a CPU (CI); ``small`` and ``base`` are GPU experiments
-#: (``base`` is Diffusion Policy's U-Net width).
-SIZES: dict[str, PolicyConfig] = {
-    "toy": PolicyConfig(
-        backbone_channels=(8, 16), grid=2, token_dim=32, unet_channels=(32, 64), heads=2, diffusion_steps=50
-    ),
-    "small": PolicyConfig(backbone_channels=(32, 64, 128), token_dim=128, unet_channels=(128, 256, 512)),
-    "base": PolicyConfig(),
-    "lowdim": PolicyConfig(cameras=(), token_dim=64, unet_channels=(64, 128), heads=4, diffusion_steps=50),
-    "lowdim-mlp": PolicyConfig(cameras=(), token_dim=64, head="mlp", mlp_hidden=256),
-}
 
 
 def pick_device(name: str) -> torch.device:

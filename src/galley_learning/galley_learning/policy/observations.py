@@ -50,6 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
+from galley_learning.policy.config import ACTIONS, OBSERVATIONS
 from galley_learning.policy.goals import CONTACT, GOAL_NAMES, STEP_KINDS
 
 __all__ = [
@@ -67,8 +68,6 @@ __all__ = [
 
 F64 = NDArray[np.float64]
 
-OBSERVATIONS = ("kitchen_r", "goal", "proprio")
-ACTIONS = ("absolute", "delta", "contact")
 FINGER_OPEN_M = 0.04  # galley_mm's finger travel: 0 (closed) to 0.04 m each
 GRIPPER_SPLIT = 0.5  # a learned gripper command at or above this opens the gripper, below closes it
 

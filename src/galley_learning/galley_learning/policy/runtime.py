@@ -10,8 +10,9 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from galley_learning.policy.config import PolicyConfig
 from galley_learning.policy.frames import resize_images
-from galley_learning.policy.model import DiffusionPolicy, PolicyConfig, pick_device, tokenize
+from galley_learning.policy.model import DiffusionPolicy, pick_device, tokenize
 from galley_learning.policy.normalize import Normalizer
 from galley_learning.policy.observations import state_names
 
@@ -37,7 +38,7 @@ class PolicyRunner:
         if not path.exists():
             raise FileNotFoundError(f"{path} missing: train a policy with `galley train --out {run}`")
         saved = torch.load(path, map_location="cpu", weights_only=False)
-        self.config = PolicyConfig.from_dict(saved["policy"])
+        self.config = PolicyConfig.from_dict(saved["policy"], path)
         expected = len(state_names(self.config.observation))
         if self.config.state_dim != expected:
             raise RunMismatchError(

@@ -16,7 +16,7 @@ import json
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +25,9 @@ import torch
 
 from galley_core.tasks.grammar import valid_steps
 from galley_learning.policy.checkpoints import Checkpoints, plot_loss
+from galley_learning.policy.config import LR_SCHEDULES, SIZES, PolicyConfig, TrainConfig, saved_config
 from galley_learning.policy.dataset import PolicyData
-from galley_learning.policy.model import (
-    SIZES,
-    DiffusionPolicy,
-    PolicyConfig,
-    pick_device,
-    tokenize,
-    with_vocabulary,
-)
+from galley_learning.policy.model import DiffusionPolicy, pick_device, tokenize, with_vocabulary
 from galley_learning.policy.normalize import Normalizer
 from galley_learning.policy.runtime import PolicyRunner
 from galley_runtime.config_files import find_scene
@@ -47,45 +41,6 @@ __all__ = [
     "resident_images",
     "train",
 ]
-
-
-LR_SCHEDULES = ("constant", "cosine")
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Training settings."""
-
-    size: str = "toy"
-    steps: int = 2000
-    batch_size: int = 64
-    lr: float = 1e-4
-    #: constant, or cosine: from ``lr`` down to 0 at the last step, as Diffusion Policy trains
-    #: (without its warm-up; the EMA warms up instead); by step, so a resumed run keeps its place
-    lr_schedule: str = "constant"
-    weight_decay: float = 1e-6
-    backbone_lr_scale: float = 0.1
-    ema_decay: float = 0.999
-    checkpoint_every: int = 500
-    #: ... but at most once per this many seconds of training (and at the last step): a checkpoint
-    #: holds the loss history, so its cost grows with the run (checkpoints.py)
-    checkpoint_seconds: float = 60.0
-    eval_every: int = 250
-    mse_chunks: int = 64
-    device: str = "auto"
-    seed: int = 0
-    cpu_threads: int = 0  # torch threads when training on a CPU; 0: torch's default (one per core)
-
-    def __post_init__(self) -> None:
-        if self.size not in SIZES:
-            raise ValueError(f"size {self.size!r}: choose {', '.join(SIZES)}")
-        for name in ("steps", "batch_size", "checkpoint_every", "eval_every"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} = {getattr(self, name)} must be >= 1")
-        if self.lr_schedule not in LR_SCHEDULES:
-            raise ValueError(f"lr_schedule {self.lr_schedule!r}: choose {', '.join(LR_SCHEDULES)}")
-        if not self.checkpoint_seconds >= 0.0:
-            raise ValueError(f"checkpoint_seconds = {self.checkpoint_seconds} must be >= 0")
 
 
 class Batches:
@@ -203,9 +158,8 @@ def _setup(
     network sized for the data, saved now.
     """
     if (run / "checkpoint.pt").exists():
-        saved = json.loads((run / "config.json").read_text())
-        train_config = TrainConfig(**{**saved["train"], **({"steps": config.steps} if config else {})})
-        return train_config, PolicyConfig.from_dict(saved["policy"])
+        train_config, net = _saved(run)
+        return (replace(train_config, steps=config.steps) if config else train_config), net
     config = config or TrainConfig()
     preset = SIZES[config.size]
     cameras = tuple(data.meta["cameras"]) if preset.cameras else ()  # low-dim presets see no images
@@ -228,6 +182,19 @@ def _setup(
     (run / "config.json").write_text(json.dumps(meta, indent=1) + "\n")
     (run / "stats.json").write_text(json.dumps(data.meta["stats"], indent=1) + "\n")
     return config, net
+
+
+def _saved(run: Path) -> tuple[TrainConfig, PolicyConfig]:
+    """The training settings and network a run saved (``RUN/config.json``; an older galley's too).
+
+    Raises:
+        SavedSettingsError: a setting this galley does not know or allow (named with the file).
+    """
+    path = run / "config.json"
+    saved = json.loads(path.read_text())
+    return saved_config(TrainConfig, saved["train"], f"{path} (train)"), PolicyConfig.from_dict(
+        saved["policy"], f"{path} (policy)"
+    )
 
 
 def train(
@@ -373,4 +340,4 @@ def heldout_mse(run: str | Path, device: str = "cpu") -> float | None:
     batches = Batches(PolicyData.open(data_dir), runner.config, runner.normalizer, "val")
     if not len(batches):
         return None
-    return evaluate_mse(runner.model, batches, TrainConfig(**config["train"]), runner.device)
+    return evaluate_mse(runner.model, batches, _saved(run)[0], runner.device)

@@ -40,6 +40,7 @@ from galley_core.config import Config, ConfigError, param
 from galley_core.manipulation.rmpflow import RmpFlow, RmpState
 from galley_core.scene import SceneError
 from galley_core.tf_tree import TransformError
+from galley_learning.policy.config import TORCH_DEVICES
 from galley_learning.policy.frames import ee_pose, goal_tracker, load_robot_arm
 from galley_learning.policy.goals import GOAL_NAMES, Planar, goal_features, planar_from_transform, step_kind
 from galley_learning.policy.observations import decode_action, gripper_opening, hold_idle, policy_state
@@ -62,7 +63,7 @@ _JUMP_RAD = 0.05
 @dataclass(frozen=True)
 class DiffusionPolicyConfig(Config):
     run: str = param("", "training run folder (galley train --out RUN) holding policy.pt")
-    device: str = param("cpu", "torch device: cpu, cuda, cuda:N, auto")
+    device: str = param("cpu", "torch device: cpu, cuda, cuda:N, auto", pattern=TORCH_DEVICES)
     cpu_threads: int = param(1, "torch threads on a CPU; 0: torch's default", ge=0)
     rate_hz: float = param(10.0, "observation and action rate; the dataset's frame rate", unit="Hz", gt=0.0)
     arm_rate_hz: float = param(100.0, "joint command rate", unit="Hz", gt=0.0)
