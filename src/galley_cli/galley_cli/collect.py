@@ -26,6 +26,11 @@ how the oracle comes back from where the noise pushed the robot. SCALE multiplie
 standard deviations (0.06 m/s, 0.35 rad/s, 0.08 rad per arm joint at 1; config/galley.yaml's
 ``perturber`` section sets them and the spells' timing). ``--steps N`` keeps the first N steps of
 each gold plan (``--steps 1``: one move per episode).
+
+``--cluster ADDRESS`` runs each episode as a task of a Ray cluster (galley_cli.cluster): its files
+come back through the object store and reach ``episodes/`` or ``failed/`` whole; a driver killed
+midway is resumed by running the same command again. ``collection.json`` says where each episode
+ran (``ran_on``).
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from galley_cli import episode_pool, image_size, positive_number, seed_number, whole_number
+from galley_cli import image_size, positive_number, seed_number, whole_number
+from galley_cli.cluster import add_cluster_option, episode_runner
 from galley_cli.errors import UsageError
 from galley_cli.run import run_episode
 from galley_core.config import ConfigError
@@ -81,6 +87,7 @@ class CollectConfig:
     scene: str = "kitchen"
     perturb: float = 0.0  # noise scale on the oracle's commands (perturber); 0: none
     steps: int = 0  # the first this many steps of each gold plan; 0: all
+    cluster: str | None = None  # Ray cluster address (--cluster); None: local worker processes
 
 
 def _params_yaml(config: CollectConfig) -> str:
@@ -160,7 +167,7 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
         with replacing(params) as tmp:
             tmp.write_text(_params_yaml(config))
     todo = [n for n in range(config.episodes) if f"ep_{n:06d}" not in done]
-    records = _load_records(out)
+    records = _load_records(out, done)
     start = time.perf_counter()
     finished = 0
     if progress:
@@ -171,11 +178,12 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
             flush=True,
         )
     user_errors = _user_errors()
-    with episode_pool(config.workers) as pool:
+    announce = (lambda line: print(f"galley collect: {line}", flush=True)) if progress else None
+    with episode_runner(config.workers, config.cluster, announce=announce) as pool:
         pending: dict[Future[dict[str, Any]], str] = {}
         queue = list(todo)
         while queue or pending:
-            while queue and len(pending) < config.workers:
+            while queue and len(pending) < pool.slots:
                 number = queue.pop(0)
                 instruction, seed, plan = _choose(config, number, entries, scene)
                 name = f"ep_{number:06d}"
@@ -189,6 +197,8 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
                         work=str(out / ".work" / name),
                         params=str(params),
                         perturb=config.perturb,
+                        output="work",
+                        files=("params",),
                     )
                 ] = name
             finished_now, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -211,7 +221,8 @@ def collect(config: CollectConfig, *, progress: bool = True) -> dict[str, Any]:
                     verdict = "ok    " if ok else "FAILED"
                     print(
                         f"  [{finished}/{len(todo)}] {name} {verdict} {records[name]['instruction']!r} "
-                        f"({records[name]['sim_time_s']} s simulated); {rate:.0f} episodes/h",
+                        f"({records[name]['sim_time_s']} s simulated); {rate:.0f} episodes/h, "
+                        f"~{(len(todo) - finished) / rate * 3600.0:.0f} s left",
                         flush=True,
                     )
                 _write_records(out, config, records, time.perf_counter() - start, finished)
@@ -243,14 +254,18 @@ def _file(out: Path, name: str, summary: dict[str, Any]) -> dict[str, Any]:
         "wall_time_s": summary.get("collect_wall_s"),
         "failure": summary.get("error")
         or next((s["reason"] for s in summary.get("steps", []) if not s["success"]), ""),
+        "ran_on": summary.get("ran_on"),
     }
 
 
-def _load_records(out: Path) -> dict[str, dict[str, Any]]:
+def _load_records(out: Path, done: set[str]) -> dict[str, dict[str, Any]]:
+    """collection.json's records, and those of episodes filed by a driver killed before writing it."""
     path = out / "collection.json"
-    if not path.exists():
-        return {}
-    return dict(json.loads(path.read_text()).get("episodes", {}))
+    records = dict(json.loads(path.read_text()).get("episodes", {})) if path.exists() else {}
+    for name in sorted(done - records.keys()):
+        folder = next(out / sub / name for sub in ("episodes", "failed") if (out / sub / name).is_dir())
+        records[name] = _file(out, name, json.loads((folder / "episode.json").read_text()))
+    return records
 
 
 def _write_records(
@@ -268,6 +283,7 @@ def _write_records(
             "scene": config.scene,
             "perturb": config.perturb,
             "steps": config.steps,
+            "cluster": config.cluster,
         },
         "episodes_total": len(records),
         "episodes_succeeded": ok,
@@ -300,6 +316,7 @@ def _run(args: argparse.Namespace) -> int:
         scene=args.scene,
         perturb=args.perturb,
         steps=args.steps,
+        cluster=args.cluster,
     )
     try:
         report = collect(config)
@@ -354,4 +371,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--steps", type=whole_number(0), default=0, help="keep the first N steps of each plan (0: all)"
     )
+    add_cluster_option(p)
     p.set_defaults(run=_run)

@@ -18,7 +18,10 @@ without ``teleport_on_failure``, or a monitor's abort). P (2) needs a learned
 policy's action errors and is null for the oracle.
 
 ``--workers K`` runs the episodes in K simulator processes at once (policy and joint modes); each
-episode is the same as when run alone.
+episode is the same as when run alone. ``--cluster ADDRESS`` runs them as tasks of a Ray cluster
+instead (galley_cli.cluster), with the same outcomes; ``episodes.csv`` says where each ran
+(``ran_on``). Each finished episode's row is kept in ``episodes/`` of ``--out`` as it arrives, and
+``--resume`` goes on from those after an interrupted run.
 
 ``--policy RUN`` (policy and joint modes) executes with a trained diffusion policy
 (``galley train``) in place of the oracle, and reports ``mse``: the MSE between its sampled action
@@ -50,13 +53,14 @@ import argparse
 import dataclasses
 import json
 import time
-from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from galley_cli import add_params_option, episode_pool, whole_number
+from galley_cli import add_params_option, whole_number
+from galley_cli.cluster import add_cluster_option, policy_resources, run_episodes
+from galley_cli.cluster_files import EpisodeJournal
 from galley_cli.errors import UsageError
 from galley_cli.overrides import PRECEDENCE_HELP
 from galley_cli.replanning import add_replan_options
@@ -113,6 +117,8 @@ def evaluate(
     steps: int = 0,
     max_replans: int | None = None,
     inject: str = "",
+    cluster: str | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """Run an evaluation, write its report into ``out_dir`` and return the metrics.
 
@@ -120,6 +126,8 @@ def evaluate(
     ``workers``: simulator processes executing episodes in parallel (policy and joint modes).
     ``steps``: execute only the first this many steps of each gold plan (0: all).
     ``max_replans``, ``inject``: ``--replan`` and ``--inject`` (policy and joint modes).
+    ``cluster``: a Ray cluster's address (``--cluster``); ``resume``: keep the episodes already
+    finished in ``out_dir/episodes/`` (``--resume``).
     """
     replanning = max_replans is not None or bool(inject)
     _check_options(mode, policy, replanning)
@@ -154,6 +162,8 @@ def evaluate(
             workers=workers,
             start=wall_start,
             replan=(max_replans, inject) if replanning else None,
+            cluster=cluster,
+            journal=EpisodeJournal(out_dir / "episodes", resume=resume),
         )
         if mode in ("policy", "joint")
         else [None for _ in entries]
@@ -280,25 +290,22 @@ def _execute(
     params: list[Path],
     workers: int,
     start: float,
+    journal: EpisodeJournal,
     replan: tuple[int | None, str] | None = None,
+    cluster: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Execute every entry (in ``workers`` spawned processes when more than one), with progress."""
-    done: dict[int, dict[str, Any]] = {}
-    if workers <= 1:
-        for i, entry in enumerate(entries):
-            done[i] = _execute_one(entry, scene_name, policy, params, replan)
-            _progress(len(done), len(entries), start, list(done.values()))
-        return [done[i] for i in range(len(entries))]
-
-    with episode_pool(workers) as pool:
-        futures = {
-            pool.submit(_execute_one, entry, scene_name, policy, params, replan): i
-            for i, entry in enumerate(entries)
-        }
-        for future in as_completed(futures):
-            done[futures[future]] = future.result()
-            _progress(len(done), len(entries), start, list(done.values()))
-    return [done[i] for i in range(len(entries))]
+    """Execute every entry (in ``workers`` processes, or on ``cluster``) with progress, via ``journal``."""
+    return run_episodes(
+        _execute_one,
+        [dict(entry=e, scene_name=scene_name, policy=policy, params=params, replan=replan) for e in entries],
+        keys=[{"id": e.id, "seed": e.seed, "plan": list(e.plan)} for e in entries],
+        journal=journal,
+        workers=workers,
+        cluster=cluster,
+        files=("policy", "params"),
+        resources=policy_resources(policy, params),
+        progress=lambda done: _progress(len(done), len(entries), start, list(done.values())),
+    )
 
 
 def _progress(done: int, total: int, start: float, rows: list[dict[str, Any]]) -> None:
@@ -384,6 +391,8 @@ def _run(args: argparse.Namespace) -> int:
             steps=args.steps,
             max_replans=args.replan,
             inject=args.inject,
+            cluster=args.cluster,
+            resume=args.resume,
         )
     except ValueError as err:
         raise UsageError(str(err)) from None
@@ -423,4 +432,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--steps", type=whole_number(0), default=0, help="run each plan's first N steps (0: all)")
     add_replan_options(p)
     add_params_option(p)
+    add_cluster_option(p, resume="keep the episodes an interrupted run left in OUT/episodes/, run the rest")
     p.set_defaults(run=_run)
