@@ -106,8 +106,8 @@ class Shipment:
         """
         if isinstance(value, (list, tuple)):
             return type(value)(self.encode(v) for v in value)
-        if value is None:
-            return None
+        if value is None or value == "":
+            return value
         path = Path(value).resolve()
         if not path.exists():
             raise FileNotFoundError(f"{value} does not exist on this machine, so no node can have it")

@@ -1,0 +1,128 @@
+"""Episodes per hour against workers: local processes against Ray tasks on this machine, same episodes.
+
+    python bench/scale.py [--quick] [--episodes N] [--image-size WxH]
+
+Runs the same ``galley collect`` episodes (oracle, one move each, cameras at 10 Hz, monitor and
+recorder on, the bag written) four ways, in this order: 1 local worker process, Ray with 1 CPU,
+2 local worker processes, Ray with 2 CPUs (``--cluster local`` on a Ray instance started here with
+that many CPUs). On Ray every episode's files travel back to the driver through the object store
+and are written into the collection whole, which is the transport a real cluster uses.
+
+Reports episodes per hour and wall seconds per episode for each, the ratio Ray/local of the
+seconds per episode at the same worker count (1.00: no overhead; the target is within 5 %), and
+the speed-up from 1 to 2 workers of each. Ray's start (``ray.init``, a one-time cost of a
+cluster session, not of an episode) is timed apart and left out of the per-episode figures; the
+local pool's process start is inside them, as is the Ray workers' first import of galley. Prints a
+table and, last, one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import ray
+
+from galley_cli import image_size
+from galley_cli.collect import CollectConfig, collect
+
+
+def run(kind: str, workers: int, episodes: int, size: tuple[int, int], root: Path) -> dict[str, float]:
+    """One configuration: ``kind`` ``local`` or ``ray`` with ``workers``; its figures."""
+    out = root / f"{kind}_{workers}"
+    init_s = 0.0
+    if kind == "ray":
+        start = time.perf_counter()
+        ray.init(address="local", num_cpus=workers, include_dashboard=False, logging_level="ERROR")
+        init_s = time.perf_counter() - start
+    config = CollectConfig(
+        episodes=episodes,
+        out=out,
+        workers=workers,
+        image_size=size,
+        steps=1,
+        cluster="local" if kind == "ray" else None,
+    )
+    start = time.perf_counter()
+    try:
+        report = collect(config, progress=False)
+    finally:
+        if kind == "ray":
+            ray.shutdown()
+    wall_s = time.perf_counter() - start
+    outcomes = {n: (r["success"], r["sim_time_s"]) for n, r in report["episodes"].items()}
+    bag_mb = sum(f.stat().st_size for f in out.rglob("*.mcap")) / 1e6
+    shutil.rmtree(out)
+    return {
+        "kind": kind,
+        "workers": workers,
+        "init_s": init_s,
+        "wall_s": wall_s,
+        "s_per_episode": wall_s / episodes,
+        "episodes_per_hour": episodes / wall_s * 3600.0,
+        "bag_mb_per_episode": bag_mb / episodes,
+        "outcomes": outcomes,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="2 episodes per configuration")
+    parser.add_argument("--episodes", type=int, default=8, help="episodes per configuration (default 8)")
+    parser.add_argument("--image-size", type=image_size, default=(64, 48), help="camera WxH (default 64x48)")
+    args = parser.parse_args()
+    episodes = 2 if args.quick else args.episodes
+    results: dict[tuple[str, int], dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="galley_bench_scale_") as tmp:
+        for workers in (1, 2):
+            for kind in ("local", "ray"):
+                results[kind, workers] = run(kind, workers, episodes, args.image_size, Path(tmp))
+    same = all(results["ray", w]["outcomes"] == results["local", w]["outcomes"] for w in (1, 2))
+    w, h = args.image_size
+    print(
+        f"galley collect --steps 1: {episodes} episodes per configuration, cameras {w}x{h} at 10 Hz, "
+        f"{os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.1f} at the end); ray {ray.__version__}"
+    )
+    print(
+        f"{'runner':>7} {'workers':>8} {'episodes/h':>11} {'s/episode':>10} {'start s':>8} {'bag MB/ep':>10}"
+    )
+    for r in results.values():
+        print(
+            f"{r['kind']:>7} {r['workers']:>8} {r['episodes_per_hour']:>11.0f} {r['s_per_episode']:>10.2f} "
+            f"{r['init_s']:>8.1f} {r['bag_mb_per_episode']:>10.2f}"
+        )
+    ratio = {n: results["ray", n]["s_per_episode"] / results["local", n]["s_per_episode"] for n in (1, 2)}
+    scaling = {
+        k: results[k, 2]["episodes_per_hour"] / results[k, 1]["episodes_per_hour"] for k in ("local", "ray")
+    }
+    print(
+        f"Ray/local seconds per episode: {ratio[1]:.3f} with 1 worker, {ratio[2]:.3f} with 2 "
+        f"(target <= 1.05); 1 -> 2 workers: local x{scaling['local']:.2f}, Ray x{scaling['ray']:.2f}; "
+        f"same outcomes episode for episode: {same}"
+    )
+    figures = {
+        f"{k}_episodes_per_hour_{n}_workers": round(results[k, n]["episodes_per_hour"], 1)
+        for n in (1, 2)
+        for k in ("local", "ray")
+    }
+    figures |= {
+        "ray_over_local_s_per_episode_1_worker": round(ratio[1], 3),
+        "ray_over_local_s_per_episode_2_workers": round(ratio[2], 3),
+        "scaling_1_to_2_workers_local": round(scaling["local"], 2),
+        "scaling_1_to_2_workers_ray": round(scaling["ray"], 2),
+        "ray_start_s": round(max(results["ray", n]["init_s"] for n in (1, 2)), 1),
+        "episodes_per_configuration": episodes,
+        "same_outcomes": same,
+    }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
