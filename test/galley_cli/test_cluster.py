@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -123,7 +124,7 @@ def _kill_one_episode_worker(killed: list[int], stop: threading.Event) -> None:
     """SIGKILL the first Ray worker seen in the middle of an episode (its bag being written)."""
     from galley_cli.cluster_ray import TASK_NAME
 
-    scratch = Path("/tmp/galley-episodes")
+    scratch = Path(tempfile.gettempdir()) / "galley-episodes"
     while not stop.is_set() and not killed:
         for folder in scratch.glob("*/ep_*/bag") if scratch.is_dir() else []:
             pid = int(folder.parent.parent.name.split("-")[0])
@@ -160,6 +161,11 @@ def test_a_collection_survives_a_killed_worker_and_equals_the_local_one(cluster,
         stop.set()
         killer.join()
     assert killed, "no episode was caught running"
+    ran_on = [
+        r["ran_on"]
+        for r in json.loads((tmp_path / "ray" / "collection.json").read_text())["episodes"].values()
+    ]
+    assert all(f"pid {killed[0]}" not in w for w in ran_on)  # its episode was run again by another worker
     assert report["this_run"]["episodes"] == 2 and report["episodes_total"] == 2  # none lost, none twice
     assert _collection(tmp_path / "ray") == _collection(tmp_path / "local")
     assert _files(tmp_path / "ray") == _files(tmp_path / "local")  # the same episodes' files, no partial ones
@@ -169,3 +175,16 @@ def test_a_collection_survives_a_killed_worker_and_equals_the_local_one(cluster,
         local = next((tmp_path / "local").glob(f"*/{name}"))
         sim = json.loads((folder / "episode.json").read_text())
         assert sim["steps"] == json.loads((local / "episode.json").read_text())["steps"]
+
+
+def test_a_planner_evaluation_on_the_cluster_equals_the_local_one(cluster, capsys):
+    from galley_cli.eval_planner import run_planner_eval
+
+    settings = {"splits": ("test", "out_of_scope"), "limit": 2, "progress": lambda m: None}
+    local = run_planner_eval("galley", **settings)
+    remote = run_planner_eval("galley", cluster=cluster, **settings)
+    assert " node " in remote.pop("ran_on")
+    for figures in (local, remote):
+        figures.pop("seconds_per_instruction", None)
+        figures.pop("ran_on", None)
+    assert remote == local

@@ -1,7 +1,7 @@
 """Episodes as Ray tasks (``--cluster``): one task per episode, files back through the object store.
 
 Imported only when a command is given ``--cluster``. Each episode is one task asking for
-:class:`~galley_cli.cluster.EpisodeResources` (1 CPU, memory, a GPU where a policy runs on one).
+:class:`~galley_cli.runners.EpisodeResources` (1 CPU, memory, a GPU where a policy runs on one).
 
 * **Files out.** What an episode reads from the driver (the configuration folder, the maps,
   ``--params`` files, a ``--policy`` run) is packed once and put into the object store; a node
@@ -33,8 +33,8 @@ from typing import Any
 
 import ray
 
-from galley_cli.cluster import EpisodeResources, EpisodeRunner, located
 from galley_cli.cluster_files import Shipment, decode, materialise, pack_folder, unpack_folder
+from galley_cli.runners import EpisodeResources, EpisodeRunner, located
 from galley_runtime.config_files import config_dirs
 
 __all__ = ["MAX_RETRIES", "RayRunner"]

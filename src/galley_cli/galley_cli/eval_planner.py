@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from galley_cli import whole_number
-from galley_cli.cluster import EpisodeResources, add_cluster_option, episode_runner
+from galley_cli.cluster import add_cluster_option, episode_runner
 from galley_cli.errors import UsageError
+from galley_cli.runners import EpisodeResources
 from galley_core.config import sub_config
 from galley_core.tasks.planning import PlanningError, PromptConfig
 from galley_core.tasks.suite import SuiteError
