@@ -188,3 +188,16 @@ def test_a_planner_evaluation_on_the_cluster_equals_the_local_one(cluster, capsy
         figures.pop("seconds_per_instruction", None)
         figures.pop("ran_on", None)
     assert remote == local
+
+
+def test_no_cluster_at_the_address_is_one_line(repo, tmp_path):
+    argv = ["collect", "--episodes", "1", "--out", str(tmp_path), "--cluster", "127.0.0.1:1"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "galley_cli.main", *argv],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--cluster 127.0.0.1:1: nothing answers at 127.0.0.1:1" in proc.stderr

@@ -53,6 +53,7 @@ class RayRunner(EpisodeRunner):
         self.address = address
         self._started_here = not ray.is_initialized()
         if self._started_here:
+            _check_reachable(address)
             try:
                 if address == "local":
                     ray.init(
@@ -184,6 +185,24 @@ def run_episode_task(  # noqa: PLR0917 (a Ray task's arguments are positional)
         shutil.rmtree(scratch, ignore_errors=True)
     node = ray.get_runtime_context().get_node_id()[:8]
     return located(result, f"{socket.gethostname()} node {node} pid {os.getpid()}"), archive
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse a HOST:PORT or ray://HOST:PORT where nothing listens (ray.init would wait for minutes).
+
+    Raises:
+        ValueError: naming the address and how to start a cluster.
+    """
+    if address in ("auto", "local"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=5.0).close()
+    except OSError as err:
+        raise ValueError(
+            f"--cluster {address}: nothing answers at {host}:{port} ({err.strerror or err}); start the "
+            "head with `ray start --head` (docs/tutorials/cluster.md) or give --cluster local"
+        ) from None
 
 
 def _drop_abandoned(scratch_root: Path) -> None:
