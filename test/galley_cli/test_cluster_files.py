@@ -96,7 +96,7 @@ def test_the_journal_resumes_the_same_evaluation_and_refuses_another(tmp_path):
 
 
 def test_without_cluster_ray_is_never_imported(repo):
-    """The commands' modules and a local run of episodes leave ray out of sys.modules."""
+    """The commands' modules and local runs of episodes (in this process, in 2 workers) leave ray out."""
     code = (
         "import sys\n"
         "from galley_cli.main import _build_parser as build_parser\n"
@@ -106,9 +106,12 @@ def test_without_cluster_ray_is_never_imported(repo):
         "args = build_parser().parse_args(['eval', '--mode', 'policy', '--episodes', '1'])\n"
         "assert args.cluster is None and args.resume is False\n"
         "j = EpisodeJournal(pathlib.Path(tempfile.mkdtemp()) / 'e', resume=False)\n"
-        "rows = run_episodes(dict, [{'a': 1}], keys=[{}], journal=j, workers=1, cluster=None,"
+        "for workers in (1, 2):\n"
+        "    calls = [{'a': 1}, {'a': 2}, {'a': 3}]\n"
+        "    rows = run_episodes(dict, calls, keys=[{}] * 3, journal=j, workers=workers, cluster=None,"
         " progress=lambda done: None)\n"
-        "assert rows[0]['a'] == 1 and 'pid' in rows[0]['ran_on'], rows\n"
+        "    assert [r['a'] for r in rows] == [1, 2, 3] and all('pid' in r['ran_on'] for r in rows), rows\n"
+        "    j = EpisodeJournal(j.folder, resume=False)\n"
         "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))\n"
     )
     proc = subprocess.run(
