@@ -124,16 +124,25 @@ def main() -> None:
     w, h = args.image_size
     print(
         f"galley collect --steps 1: {episodes} episodes per configuration, cameras {w}x{h} at 10 Hz, "
-        f"{os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.1f} at the end); ray {ray.__version__}"
+        f"{os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.1f} at the end); ray {ray.__version__}; "
+        "Ray's workers run at nice 15, which matters only where other processes compete for the CPUs"
     )
     print(
-        f"{'runner':>7} {'workers':>8} {'episodes/h':>11} {'s/episode':>10} {'start s':>8} {'bag MB/ep':>10}"
+        f"{'runner':>7} {'workers':>8} {'episodes/h':>11} {'s/episode':>10} {'in episode s':>13} "
+        f"{'outside s':>10} {'start s':>8} {'bag MB/ep':>10}"
     )
     for r in results.values():
+        r["outside_s"] = r["workers"] * r["s_per_episode"] - r["in_worker_s"]
         print(
             f"{r['kind']:>7} {r['workers']:>8} {r['episodes_per_hour']:>11.0f} {r['s_per_episode']:>10.2f} "
-            f"{r['init_s']:>8.1f} {r['bag_mb_per_episode']:>10.2f}"
+            f"{r['in_worker_s']:>13.2f} {r['outside_s']:>10.2f} {r['init_s']:>8.1f} "
+            f"{r['bag_mb_per_episode']:>10.2f}"
         )
+    print(
+        "s/episode: wall / episodes; in episode s: a worker's time in the episode function (simulation,"
+        " recording); outside s: workers x s/episode - in episode s, the time a worker spends per episode"
+        " on anything else (scheduling, shipping files, idle)"
+    )
     ratio = {n: results["ray", n]["s_per_episode"] / results["local", n]["s_per_episode"] for n in (1, 2)}
     scaling = {
         k: results[k, 2]["episodes_per_hour"] / results[k, 1]["episodes_per_hour"] for k in ("local", "ray")
@@ -153,6 +162,11 @@ def main() -> None:
         "ray_over_local_s_per_episode_2_workers": round(ratio[2], 3),
         "scaling_1_to_2_workers_local": round(scaling["local"], 2),
         "scaling_1_to_2_workers_ray": round(scaling["ray"], 2),
+        "ray_outside_episode_s_1_worker": round(results["ray", 1]["outside_s"], 2),
+        "local_outside_episode_s_1_worker": round(results["local", 1]["outside_s"], 2),
+        "ray_over_local_in_episode_s_1_worker": round(
+            results["ray", 1]["in_worker_s"] / results["local", 1]["in_worker_s"], 3
+        ),
         "ray_start_s": round(max(results["ray", n]["init_s"] for n in (1, 2)), 1),
         "local_start_s": round(max(results["local", n]["init_s"] for n in (1, 2)), 1),
         "episodes_per_configuration": episodes,
