@@ -15,8 +15,9 @@ if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv with $("$PYTHON" --version)"
     "$PYTHON" -m venv .venv
 fi
-echo "setup: installing pinned dependencies (requirements-dev.txt, requirements-docs.txt)"
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -r requirements-docs.txt
+echo "setup: installing pinned dependencies (requirements-dev.txt, requirements-docs.txt, requirements-cluster.txt)"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -r requirements-docs.txt \
+    -r requirements-cluster.txt
 
 # llama-cpp-python compiles llama.cpp. By default ggml builds for the CPU it is built on
 # (-march=native), and a build made on one x86-64 machine can crash with SIGSEGV/SIGILL on the next

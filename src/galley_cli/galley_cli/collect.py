@@ -17,6 +17,7 @@ from galley_cli.errors import UsageError
 from galley_core.arguments import argument_help, config_from_arguments
 from galley_core.config import describe_fields
 from galley_episodes import CollectConfig, collect
+from galley_episodes.cluster import check_cluster_address
 
 __all__ = ["add_parser"]
 
@@ -38,7 +39,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("collect", help="record randomised oracle episodes (bags) for training, in parallel")
-    add_config_options(p, CollectConfig, skip=("image_size", "camera_rate_hz"))
+    add_config_options(
+        p, CollectConfig, skip=("image_size", "camera_rate_hz"), types={"cluster": check_cluster_address}
+    )
     require_option(p, "episodes")  # how many is the user's choice
     fields = {f.name: f for f in describe_fields(CollectConfig)}
     size, rate = fields["image_size"], fields["camera_rate_hz"]

@@ -15,6 +15,7 @@ from galley_cli import add_config_options, add_params_option, replan_as_count, r
 from galley_cli.errors import UsageError
 from galley_core.arguments import config_from_arguments
 from galley_episodes import EvalConfig, evaluate
+from galley_episodes.cluster import check_cluster_address
 from galley_episodes.overrides import PRECEDENCE_HELP
 
 __all__ = ["add_parser"]
@@ -44,7 +45,7 @@ def add_parser(sub: Any) -> None:
         description="Kitchen-R's evaluation: planner (EM), policy (SR), joint (EM, SR, M). Every episode "
         "is a `galley run` of a suite entry: " + PRECEDENCE_HELP,
     )
-    add_config_options(p, EvalConfig)
+    add_config_options(p, EvalConfig, types={"cluster": check_cluster_address})
     replan_as_count(p)
     require_option(p, "mode")  # which evaluation is the user's choice: no default mode is assumed
     p.add_argument(

@@ -41,6 +41,8 @@ from galley_cli.errors import UsageError
 from galley_core.config import sub_config
 from galley_core.language.planning import PlanningError, PromptConfig
 from galley_core.tasks.suite import SuiteError
+from galley_episodes.cluster import add_cluster_option, episode_runner
+from galley_episodes.runners import EpisodeResources
 from galley_learning.planners import BACKENDS, make_planner
 from galley_learning.planners.configured import (
     TaskPlannerConfig,
@@ -233,8 +235,12 @@ def run_planner_eval(
     weights: str = "",
     phrasing_suite: str = "kitchen_phrasing_v1",
     progress: Any = print,
+    cluster: str | None = None,
 ) -> dict[str, Any]:
     """The figures of ``galley eval-planner`` as a dict; ``backend`` ``"all"``: every backend, by name.
+
+    ``cluster``: each backend's evaluation runs as a task of that Ray cluster (``--cluster``; one GPU
+    asked for where ``task_planner.device`` is cuda), at once, and its figures say where (``ran_on``).
 
     Raises:
         PlanningError: the one backend asked for cannot run.
@@ -250,37 +256,66 @@ def run_planner_eval(
         except SuiteError as err:
             raise ValueError(f"{err} (write it with: galley suite --phrasing)") from None
     names = list(BACKENDS) if backend == "all" else [backend or configured.backend]
-    results: dict[str, Any] = {}
-    for name in names:
-        if len(names) > 1:
-            progress(f"backend {name}")
-        try:
-            with _backend(name, params_file, weights) as (planner, scene, config):
-                results[name] = _evaluate(
-                    planner, scene, config, entries, splits=splits, limit=limit, progress=progress
-                )
-                if len(names) == 1:
-                    _extras(
-                        results[name],
-                        planner,
-                        scene,
-                        config,
-                        entries,
-                        splits,
-                        limit,
-                        ablation,
-                        blank,
-                        progress,
-                    )
-        except PlanningError as err:
-            if len(names) == 1:
-                raise
-            results[name] = f"{err.kind}: {err.reason}"
-            progress(f"backend {name} skipped: {results[name]}")
+    calls = {
+        name: dict(
+            name=name,
+            params_file=params_file,
+            weights=weights or None,
+            entries=entries,
+            splits=splits,
+            limit=limit,
+            extras=(ablation, blank) if len(names) == 1 else None,
+            progress=progress,
+        )
+        for name in names
+    }
+    if cluster is None:
+        results = {name: _one_backend(**call) for name, call in calls.items()}
+    else:
+        gpus = 1.0 if configured.device.startswith("cuda") else 0.0
+        resources = EpisodeResources(memory_bytes=4 * 1024**3, gpus=gpus)
+        with episode_runner(1, cluster, resources=resources, announce=progress) as pool:
+            futures = {
+                n: pool.submit(_one_backend, files=("params_file", "weights"), **c) for n, c in calls.items()
+            }
+            results = {name: future.result() for name, future in futures.items()}
     print(format_comparison(results), flush=True)
     if len(names) == 1:
         return dict(results[names[0]])
     return {"backends": {n: r if isinstance(r, dict) else {"skipped": r} for n, r in results.items()}}
+
+
+def _one_backend(
+    *,
+    name: str,
+    params_file: Path | None,
+    weights: str | None,
+    entries: list[Any],
+    splits: tuple[str, ...],
+    limit: int,
+    extras: tuple[bool, bool] | None,
+    progress: Any,
+) -> dict[str, Any] | str:
+    """Backend ``name``'s figures (with ``extras`` (ablation, blank): also those); else why it was skipped.
+
+    Raises:
+        PlanningError: the backend cannot run, and it is the only one (``extras`` given).
+    """
+    if extras is None:
+        progress(f"backend {name}")
+    try:
+        with _backend(name, params_file, str(weights or "")) as (planner, scene, config):
+            figures = _evaluate(
+                planner, scene, config, entries, splits=splits, limit=limit, progress=progress
+            )
+            if extras is not None:
+                _extras(figures, planner, scene, config, entries, splits, limit, *extras, progress)
+            return figures
+    except PlanningError as err:
+        if extras is not None:
+            raise
+        progress(f"backend {name} skipped: {err.kind}: {err.reason}")
+        return f"{err.kind}: {err.reason}"
 
 
 def _extras(  # noqa: PLR0917 (a private helper of run_planner_eval, called once)
@@ -344,6 +379,7 @@ def _run(args: argparse.Namespace) -> int:
             weights=str(args.weights or ""),
             phrasing_suite=args.phrasing_suite,
             progress=lambda m: print(m, flush=True),
+            cluster=args.cluster,
         )
     except (PlanningError, ValueError) as err:
         raise UsageError(str(err)) from None
@@ -396,4 +432,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--blank-image", action="store_true", help="also EM with a blank image (does it look?)")
     p.add_argument("--weights", type=Path, default=None, help="galley: weights file (default: shipped)")
     p.add_argument("--out", type=Path, default=None, help="also write the figures to this JSON file")
+    add_cluster_option(p)
     p.set_defaults(run=_run)

@@ -48,9 +48,9 @@ from galley_core.files import replacing
 from galley_core.scene import SceneError
 from galley_core.tasks.grammar import InvalidPlanError
 from galley_core.tasks.suite import plan_for_instruction
+from galley_episodes.cluster import episode_runner
 from galley_episodes.config import CollectConfig, EpisodeConfig
 from galley_episodes.episode import run_episode
-from galley_episodes.pool import episode_pool
 from galley_learning.planners.configured import load_suite_entries
 from galley_runtime.config_files import find_scene
 from galley_runtime.params_file import ParameterError
@@ -155,7 +155,7 @@ def collect(config: CollectConfig, *, out: Path, progress: bool = True) -> dict[
         with replacing(params) as tmp:
             tmp.write_text(_params_yaml(config))
     todo = [n for n in range(config.episodes) if f"ep_{n:06d}" not in done]
-    records = _load_records(out)
+    records = _load_records(out, done)
     start = time.perf_counter()
     finished = 0
     if progress:
@@ -166,11 +166,12 @@ def collect(config: CollectConfig, *, out: Path, progress: bool = True) -> dict[
             flush=True,
         )
     user_errors = _user_errors()
-    with episode_pool(config.workers) as pool:
+    announce = (lambda line: print(f"galley collect: {line}", flush=True)) if progress else None
+    with episode_runner(config.workers, config.cluster or None, announce=announce) as pool:
         pending: dict[Future[dict[str, Any]], str] = {}
         queue = list(todo)
         while queue or pending:
-            while queue and len(pending) < config.workers:
+            while queue and len(pending) < pool.slots:
                 number = queue.pop(0)
                 instruction, seed, plan = _choose(config, number, entries, scene)
                 name = f"ep_{number:06d}"
@@ -184,6 +185,8 @@ def collect(config: CollectConfig, *, out: Path, progress: bool = True) -> dict[
                         work=str(out / ".work" / name),
                         params=str(params),
                         perturb=config.perturb,
+                        output="work",
+                        files=("params",),
                     )
                 ] = name
             finished_now, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -206,7 +209,8 @@ def collect(config: CollectConfig, *, out: Path, progress: bool = True) -> dict[
                     verdict = "ok    " if ok else "FAILED"
                     print(
                         f"  [{finished}/{len(todo)}] {name} {verdict} {records[name]['instruction']!r} "
-                        f"({records[name]['sim_time_s']} s simulated); {rate:.0f} episodes/h",
+                        f"({records[name]['sim_time_s']} s simulated); {rate:.0f} episodes/h, "
+                        f"~{(len(todo) - finished) / rate * 3600.0:.0f} s left",
                         flush=True,
                     )
                 _write_records(out, config, records, time.perf_counter() - start, finished)
@@ -238,14 +242,18 @@ def _file(out: Path, name: str, summary: dict[str, Any]) -> dict[str, Any]:
         "wall_time_s": summary.get("collect_wall_s"),
         "failure": summary.get("error")
         or next((s["reason"] for s in summary.get("steps", []) if not s["success"]), ""),
+        "ran_on": summary.get("ran_on"),
     }
 
 
-def _load_records(out: Path) -> dict[str, dict[str, Any]]:
+def _load_records(out: Path, done: set[str]) -> dict[str, dict[str, Any]]:
+    """collection.json's records, and those of episodes filed by a driver killed before writing it."""
     path = out / "collection.json"
-    if not path.exists():
-        return {}
-    return dict(json.loads(path.read_text()).get("episodes", {}))
+    records = dict(json.loads(path.read_text()).get("episodes", {})) if path.exists() else {}
+    for name in sorted(done - records.keys()):
+        folder = next(out / sub / name for sub in ("episodes", "failed") if (out / sub / name).is_dir())
+        records[name] = _file(out, name, json.loads((folder / "episode.json").read_text()))
+    return records
 
 
 def _write_records(
@@ -263,6 +271,7 @@ def _write_records(
             "scene": config.scene,
             "perturb": config.perturb,
             "steps": config.steps,
+            "cluster": config.cluster or None,
         },
         "episodes_total": len(records),
         "episodes_succeeded": ok,

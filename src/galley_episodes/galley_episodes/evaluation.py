@@ -55,7 +55,6 @@ import dataclasses
 import json
 import time
 from collections.abc import Sequence
-from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +62,10 @@ import numpy as np
 
 from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
 from galley_core.tasks.suite import SuiteEntry, load_suite
+from galley_episodes.cluster import policy_resources, run_episodes
+from galley_episodes.cluster_files import EpisodeJournal
 from galley_episodes.config import EVAL_MODES, EpisodeConfig, EvalConfig
 from galley_episodes.episode import policy_sees_images, run_episode, run_settings
-from galley_episodes.pool import episode_pool
 from galley_episodes.report import goal_distances, plot_eval, sr_by_kind, write_csv
 from galley_learning.planners.evaluate import predict_suite_plans
 from galley_runtime.config_files import config_dirs
@@ -156,6 +156,8 @@ def evaluate(
             workers=workers,
             start=wall_start,
             replan=(max_replans, inject) if replanning else None,
+            cluster=config.cluster or None,
+            journal=EpisodeJournal(out_dir / "episodes", resume=config.resume),
         )
         if mode in ("policy", "joint")
         else [None for _ in entries]
@@ -294,25 +296,22 @@ def _execute(
     params: list[Path],
     workers: int,
     start: float,
+    journal: EpisodeJournal,
     replan: tuple[int | None, str] | None = None,
+    cluster: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Execute every entry (in ``workers`` spawned processes when more than one), with progress."""
-    done: dict[int, dict[str, Any]] = {}
-    if workers <= 1:
-        for i, entry in enumerate(entries):
-            done[i] = _execute_one(entry, scene_name, policy, params, replan)
-            _progress(len(done), len(entries), start, list(done.values()))
-        return [done[i] for i in range(len(entries))]
-
-    with episode_pool(workers) as pool:
-        futures = {
-            pool.submit(_execute_one, entry, scene_name, policy, params, replan): i
-            for i, entry in enumerate(entries)
-        }
-        for future in as_completed(futures):
-            done[futures[future]] = future.result()
-            _progress(len(done), len(entries), start, list(done.values()))
-    return [done[i] for i in range(len(entries))]
+    """Execute every entry (in ``workers`` processes, or on ``cluster``) with progress, via ``journal``."""
+    return run_episodes(
+        _execute_one,
+        [dict(entry=e, scene_name=scene_name, policy=policy, params=params, replan=replan) for e in entries],
+        keys=[{"id": e.id, "seed": e.seed, "plan": list(e.plan)} for e in entries],
+        journal=journal,
+        workers=workers,
+        cluster=cluster,
+        files=("policy", "params"),
+        resources=policy_resources(policy, params),
+        progress=lambda done: _progress(len(done), len(entries), start, list(done.values())),
+    )
 
 
 def _progress(done: int, total: int, start: float, rows: list[dict[str, Any]]) -> None:
