@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from galley_core.episode import sample_episode
 from galley_core.scene import SceneError, load_scene, parse_scene
 from galley_core.scenes.approach import ApproachConfig, derive_approach
 from galley_core.scenes.catalogue import CATALOGUE, MAX_GRASP_WIDTH_M, draw_object, grasp_width
 from galley_core.scenes.checks import check_fit, check_names, check_overlaps
 from galley_core.scenes.generate import ZONE_COLOURS, ZONE_SPACING_M, draw_scene
 from galley_core.scenes.splits import SPLITS, scene_name, split_seeds
+from galley_core.tasks.suite import generate_suite, plan_for_instruction
 
 REPO = Path(__file__).resolve().parents[2]
 KITCHEN = REPO / "config" / "scenes" / "kitchen.yaml"
@@ -73,7 +75,11 @@ def test_a_zone_without_approach_gets_the_derived_one_and_a_blocked_one_is_refus
     assert (x, y) == pytest.approx((3.3 - standoff, -1.0), abs=1e-3)  # in front of the side counter
     assert yaw == pytest.approx(0.0)
     # A cupboard right in front of the side counter leaves the base nowhere to stand.
-    document["furniture"]["cupboard"] = {"center": [2.9, -1.0, 0.5], "size": [0.5, 2.4, 1.0], "surface": False}
+    document["furniture"]["cupboard"] = {
+        "center": [2.9, -1.0, 0.5],
+        "size": [0.5, 2.4, 1.0],
+        "surface": False,
+    }
     with pytest.raises(SceneError, match=r"zones.purple: no side of 'side_counter' leaves room for the base"):
         parse_scene(document)
 
@@ -115,7 +121,7 @@ def test_zones_are_named_by_colour_or_by_their_furniture() -> None:
 def test_lighting_is_validated(tmp_path: Path) -> None:
     document = yaml.safe_load(KITCHEN.read_text())
     document["lighting"] = {"ambient": [0.3, 0.3, 0.3], "sun_direction": [0.1, 0.1, 0.5]}
-    with pytest.raises(SceneError, match="lighting.sun_direction: the sun must shine downwards"):
+    with pytest.raises(SceneError, match=r"lighting\.sun_direction: the sun must shine downwards"):
         parse_scene(document)
     document["lighting"] = {"glow": [1, 1, 1]}
     with pytest.raises(SceneError, match="lighting: unknown keys glow"):
@@ -128,3 +134,14 @@ def test_the_splits_are_fixed_and_disjoint() -> None:
     assert not set(SPLITS["train"]) & set(SPLITS["unseen"])
     with pytest.raises(ValueError, match="no scene split 'test'; splits: train, unseen"):
         split_seeds("test")
+
+
+def test_a_generated_suite_reads_back_with_zone_names_of_several_words() -> None:
+    """plan_for_instruction finds the template and gold plan of every instruction of the suite."""
+    seed = next(s for s in range(40) if any(" " in z for z in _document(s)["zones"]))
+    scene = parse_scene(_document(seed))
+    entries = generate_suite(scene, per_template=2)
+    for entry in entries:
+        template, plan = plan_for_instruction(entry.instruction, scene, sample_episode(scene, entry.seed))
+        assert template == entry.template, entry.instruction
+        assert tuple(str(step) for step in plan) == entry.plan, entry.instruction

@@ -153,15 +153,18 @@ def check_fit(scene: Scene, episodes: int = EPISODES_CHECKED) -> list[str]:
                 f"object {obj.name!r}: the gripper closes across {width:.3f} m of it, more than it opens "
                 f"({MAX_GRASP_WIDTH_M} m); make it narrower or turn grasp_yaw"
             )
+        too_small = []
         for zone in scene.zones:
             room = _edge_room(zone, scene.box(zone.surface))
             if obj.footprint_radius > min(zone.size) / 2 or obj.footprint_radius + zone.spawn_radius > room:
-                problems.append(
-                    f"object {obj.name!r} (radius {obj.footprint_radius:.2f} m) is too big for zone "
-                    f"{zone.name!r} (patch {min(zone.size):.2f} m, {room:.2f} m from the edge of "
-                    f"{zone.surface!r} with spawn radius {zone.spawn_radius:.2f} m); use a smaller object or "
-                    "move the zone inward"
-                )
+                too_small.append(zone.name)
+        if too_small:
+            problems.append(
+                f"object {obj.name!r} (radius {obj.footprint_radius:.2f} m) is too big for zone"
+                f"{'s' if len(too_small) > 1 else ''} {', '.join(too_small)}: it must fit the zone's patch "
+                "and stand wholly on the surface anywhere within the spawn radius; use a smaller object or "
+                "move the zone inward"
+            )
     if not problems:
         for seed in range(episodes):
             try:
