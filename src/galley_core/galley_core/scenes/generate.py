@@ -246,6 +246,49 @@ def _start_segments(layout: Layout, config: ApproachConfig) -> list[list[list[fl
     return [[[x0, y], [x1, y]] for y, x0, x1 in chosen]
 
 
+def _decor(layout: Layout, keep_out: list[tuple[float, float, float]], rng: random.Random) -> list[Box]:
+    """A sink and a hob (flat boxes, no surface) on the counters, each with probability 0.6."""
+    decor: list[Box] = []
+    for surface in [b for b in layout.furniture if b.surface and layout.kinds[b.name] == "counter"]:
+        for part, size, rgba in (
+            ("sink", (0.6, 0.4), (0.55, 0.58, 0.62, 1.0)),
+            ("hob", (0.55, 0.45), (0.12, 0.12, 0.13, 1.0)),
+        ):
+            if rng.random() < 0.6:
+                spot = _free_spot(surface, size, keep_out, decor, rng)
+                if spot is not None:
+                    decor_name = f"{part}_{surface.name}" if part in {d.name for d in decor} else part
+                    x, y, (sx, sy) = spot
+                    decor.append(Box(decor_name, (x, y, surface.top_z + 0.005), (sx, sy, 0.01), rgba=rgba))
+    return decor
+
+
+def _background(
+    layout: Layout, keep_out: list[tuple[float, float, float]], decor: list[Box], rng: random.Random
+) -> dict[str, Any]:
+    """One to four background objects on the surfaces, clear of the zones and the decor."""
+    background: dict[str, Any] = {}
+    surfaces = [b for b in layout.furniture if b.surface]
+    taken = list(decor)
+    for bg_name, shape, bg_size in rng.sample(_BACKGROUND, rng.randint(1, 4)):
+        surface = rng.choice(surfaces)
+        # Any yaw: the square that holds the object turned any way.
+        extent = (math.hypot(bg_size[0], bg_size[1]) if shape == "box" else 2 * bg_size[0]) + 0.02
+        spot = _free_spot(surface, (extent, extent), keep_out, taken, rng)
+        if spot is None:
+            continue
+        x, y, _ = spot
+        taken.append(Box(bg_name, (x, y, 0.0), (extent, extent, 0.1)))
+        background[bg_name] = {
+            "shape": shape,
+            "size": list(bg_size),
+            "surface": surface.name,
+            "place": [x, y, round(rng.uniform(-math.pi, math.pi), 3)],
+            "rgba": _rgb((0.5, 0.5, 0.5), rng, 0.3),
+        }
+    return background
+
+
 def draw_scene(name: str, rng: random.Random) -> dict[str, Any] | None:
     """A kitchen scene document drawn from ``rng``, or None when this draw failed (draw again)."""
     config = ApproachConfig()
@@ -268,43 +311,13 @@ def draw_scene(name: str, rng: random.Random) -> dict[str, Any] | None:
     palette = [c for c in ZONE_COLOURS if c not in objects]
     colours = rng.sample(palette, len(zones))
     names = names or colours
-    furniture = list(layout.furniture)
     keep_out = [(z["center"][0], z["center"][1], ZONE_SIZE_M / 2 + footprint + 0.1) for z in zones]
-    decor: list[Box] = []
-    for surface in [b for b in layout.furniture if b.surface and layout.kinds[b.name] == "counter"]:
-        for part, size, rgba in (
-            ("sink", (0.6, 0.4), (0.55, 0.58, 0.62, 1.0)),
-            ("hob", (0.55, 0.45), (0.12, 0.12, 0.13, 1.0)),
-        ):
-            if rng.random() < 0.6:
-                spot = _free_spot(surface, size, keep_out, decor, rng)
-                if spot is not None:
-                    decor_name = f"{part}_{surface.name}" if part in {d.name for d in decor} else part
-                    x, y, (sx, sy) = spot
-                    decor.append(Box(decor_name, (x, y, surface.top_z + 0.005), (sx, sy, 0.01), rgba=rgba))
-    background: dict[str, Any] = {}
-    surfaces = [b for b in layout.furniture if b.surface]
-    taken = list(decor)
-    for bg_name, shape, bg_size in rng.sample(_BACKGROUND, rng.randint(1, 4)):
-        surface = rng.choice(surfaces)
-        # Any yaw: the square that holds the object turned any way.
-        extent = (math.hypot(bg_size[0], bg_size[1]) if shape == "box" else 2 * bg_size[0]) + 0.02
-        spot = _free_spot(surface, (extent, extent), keep_out, taken, rng)
-        if spot is None:
-            continue
-        x, y, _ = spot
-        taken.append(Box(bg_name, (x, y, 0.0), (extent, extent, 0.1)))
-        background[bg_name] = {
-            "shape": shape,
-            "size": list(bg_size),
-            "surface": surface.name,
-            "place": [x, y, round(rng.uniform(-math.pi, math.pi), 3)],
-            "rgba": _rgb((0.5, 0.5, 0.5), rng, 0.3),
-        }
+    decor = _decor(layout, keep_out, rng)
+    background = _background(layout, keep_out, decor, rng)
     segments = _start_segments(layout, config)
     if not segments:
         return None
-    furniture_doc = {b.name: _box_doc(b) for b in furniture}
+    furniture_doc = {b.name: _box_doc(b) for b in layout.furniture}
     furniture_doc |= {d.name: _box_doc(d) | {"surface": False} for d in decor}
     return {
         "name": name,
