@@ -10,10 +10,11 @@ import pytest
 import yaml
 
 from galley_core.episode import sample_episode
+from galley_core.manipulation.kinematics import load_arm
 from galley_core.scene import SceneError, load_scene, parse_scene
 from galley_core.scenes.approach import ApproachConfig, derive_approach
 from galley_core.scenes.catalogue import CATALOGUE, MAX_GRASP_WIDTH_M, draw_object, grasp_width
-from galley_core.scenes.checks import check_fit, check_names, check_overlaps
+from galley_core.scenes.checks import check_arm, check_fit, check_names, check_overlaps
 from galley_core.scenes.generate import ZONE_COLOURS, ZONE_SPACING_M, draw_scene
 from galley_core.scenes.splits import SPLITS, scene_name, split_seeds
 from galley_core.tasks.suite import generate_suite, plan_for_instruction
@@ -145,3 +146,13 @@ def test_a_generated_suite_reads_back_with_zone_names_of_several_words() -> None
         template, plan = plan_for_instruction(entry.instruction, scene, sample_episode(scene, entry.seed))
         assert template == entry.template, entry.instruction
         assert tuple(str(step) for step in plan) == entry.plan, entry.instruction
+
+
+def test_the_arm_check_flags_a_zone_beyond_reach_from_its_approach() -> None:
+    arm = load_arm(REPO / "src" / "galley_sim" / "galley_sim" / "models" / "galley_mm" / "robot.xml")
+    document = yaml.safe_load(KITCHEN.read_text())
+    assert check_arm(parse_scene(document), arm) == []
+    document["zones"]["red"]["approach"] = [-3.0, 1.55, 1.5708]  # 0.4 m further back than set
+    problems = check_arm(parse_scene(document), arm)
+    assert len(problems) == 1
+    assert problems[0].startswith("zone 'red': the arm cannot reach the apple at")
