@@ -89,9 +89,17 @@ def main() -> None:
     parser.add_argument("--kitchen-episodes", type=int, default=4, help="episodes in the shipped kitchen")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="parallel episodes")
     parser.add_argument("--scenes", type=Path, default=None, help="folder of the split's kitchens")
+    parser.add_argument(
+        "--seeds", default="", help="only these kitchens of the split, e.g. 1000,1008 (default: all)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write every result here")
     args = parser.parse_args()
     seeds = split_seeds(args.split)[: 3 if args.quick else None]
+    if args.seeds:
+        chosen = {int(s) for s in args.seeds.split(",")}
+        if not chosen <= set(seeds):
+            parser.error(f"--seeds {args.seeds}: the {args.split} split's seeds are {seeds[0]}..{seeds[-1]}")
+        seeds = [s for s in seeds if s in chosen]
     per_kitchen, baseline = (1, 1) if args.quick else (args.episodes, args.kitchen_episodes)
     root = args.scenes or REPO / "runs" / "scenes" / args.split
     from galley_sim import scene_gen  # noqa: PLC0415 (deferred: mujoco, after argument errors)

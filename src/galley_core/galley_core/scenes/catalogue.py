@@ -7,12 +7,13 @@ direction in the object frame along which the fingers close (radians). The five 
 shipped kitchen keep exactly their values there; the others follow the same rules:
 
 * round things (sphere, cylinder) are grasped on the axis, a sphere at its centre, a cylinder at
-  two thirds of its height (the cup's 0.06 m of 0.09 m);
+  two thirds of its height (the cup's 0.06 m of 0.09 m), a tall one (a bottle) higher, so that the
+  palm stays :data:`PALM_CLEARANCE_M` above its top;
 * rimmed things (bowl, plate, pan) on the rim, at the ring's radius (radius - wall / 2), 80 % up;
 * long or flat things (box, fork) across their narrow side (``grasp_yaw`` pi / 2 when the object is
   longer in x), at 60 % of their height but never lower than 16 mm above the surface below them,
-  where the finger pads (24 mm tall about the tcp) would touch it; the fork's grasp is moved back
-  along the handle as in the kitchen.
+  where the finger pads (24 mm tall about the tcp) would touch it, nor so low that the palm meets
+  the top; the fork's grasp is moved back along the handle as in the kitchen.
 
 The gripper opens 0.08 m: every grasped width is at most :data:`MAX_GRASP_WIDTH_M`.
 Sizes and colours of a kind vary per scene by :func:`draw_object`.
@@ -24,12 +25,26 @@ import math
 import random
 from dataclasses import dataclass
 
-__all__ = ["CATALOGUE", "MAX_GRASP_WIDTH_M", "Kind", "draw_object", "grasp_of", "grasp_width"]
+__all__ = [
+    "CATALOGUE",
+    "MAX_GRASP_WIDTH_M",
+    "PALM_ABOVE_TCP_M",
+    "PALM_CLEARANCE_M",
+    "Kind",
+    "draw_object",
+    "grasp_of",
+    "grasp_width",
+]
 
 #: The widest thing the gripper takes between its fingers (0.08 m open, less a margin), metres.
 MAX_GRASP_WIDTH_M = 0.076
 #: The lowest tcp height above the surface below the object: the finger pads reach 12 mm below it.
 _LOWEST_TCP_M = 0.016
+#: How far the palm's underside is above the tcp of a top-down grasp (robot.xml: the palm reaches
+#: 0.04 m along the gripper, the tcp lies at 0.11 m), metres.
+PALM_ABOVE_TCP_M = 0.07
+#: The least gap between the palm and an object's top at the grasp, metres.
+PALM_CLEARANCE_M = 0.02
 
 
 @dataclass(frozen=True)
@@ -91,8 +106,9 @@ def grasp_of(name: str, shape: str, size: tuple[float, ...]) -> tuple[tuple[floa
         return _SHIPPED_GRASPS[name]
     if shape == "sphere":
         return (0.0, 0.0, round(size[0], 4)), 0.0
+    highest_top = PALM_ABOVE_TCP_M - PALM_CLEARANCE_M  # the top may stand this far above the tcp
     if shape == "cylinder":
-        return (0.0, 0.0, round(2.0 * size[1] / 3.0, 4)), 0.0
+        return (0.0, 0.0, round(max(2.0 * size[1] / 3.0, size[1] - highest_top), 4)), 0.0
     if shape in ("bowl", "plate"):
         radius, height, wall = size
         return (round(radius - wall / 2.0, 4), 0.0, round(0.8 * height, 4)), 0.0
@@ -100,7 +116,7 @@ def grasp_of(name: str, shape: str, size: tuple[float, ...]) -> tuple[tuple[floa
         length, _, thickness = size
         return (round(-length / 6.0, 4), 0.0, round(max(thickness + 0.006, _LOWEST_TCP_M), 4)), 1.5708
     if shape == "box":
-        z = round(max(0.6 * size[2], _LOWEST_TCP_M), 4)
+        z = round(max(0.6 * size[2], _LOWEST_TCP_M, size[2] - highest_top), 4)
         return (0.0, 0.0, z), (1.5708 if size[0] > size[1] else 0.0)
     raise ValueError(f"object {name!r}: unknown shape {shape!r}")
 

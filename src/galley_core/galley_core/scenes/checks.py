@@ -36,7 +36,7 @@ from galley_core.navigation.grid import OccupancyGrid
 from galley_core.navigation.theta_star import ThetaStar, ThetaStarConfig
 from galley_core.scene import Box, ObjectSpec, Scene, SceneError, Zone
 from galley_core.scenes.approach import box_distance
-from galley_core.scenes.catalogue import MAX_GRASP_WIDTH_M, grasp_width
+from galley_core.scenes.catalogue import MAX_GRASP_WIDTH_M, PALM_ABOVE_TCP_M, grasp_width
 
 __all__ = ["EPISODES_CHECKED", "check_names", "check_overlaps", "check_scene", "reaches_top_down"]
 
@@ -152,6 +152,12 @@ def check_fit(scene: Scene, episodes: int = EPISODES_CHECKED) -> list[str]:
             problems.append(
                 f"object {obj.name!r}: the gripper closes across {width:.3f} m of it, more than it opens "
                 f"({MAX_GRASP_WIDTH_M} m); make it narrower or turn grasp_yaw"
+            )
+        if obj.grasp_offset[2] + PALM_ABOVE_TCP_M < obj.height + 0.005:
+            problems.append(
+                f"object {obj.name!r}: at grasp height {obj.grasp_offset[2]:.3f} m the palm "
+                f"({PALM_ABOVE_TCP_M} m above the tcp) meets its top ({obj.height:.3f} m); raise "
+                "grasp_offset's z"
             )
         too_small = []
         for zone in scene.zones:
