@@ -135,8 +135,9 @@ def main() -> None:
     for scene in ["kitchen"] + [scene_name(s) for s in seeds]:
         rows = [r for r in results if r["scene"] == scene]
         print(f"{scene:<14} {len(rows):>8} {sum(r['success'] for r in rows):>9}")
+    baseline_text = f"shipped kitchen {sr_kitchen:.2f} ({len(kitchen)} episodes), " if kitchen else ""
     print(
-        f"\noracle episode SR: shipped kitchen {sr_kitchen:.2f} ({len(kitchen)} episodes), "
+        f"\noracle episode SR: {baseline_text}"
         f"{args.split} kitchens {sr_generated:.2f} ({len(generated)} episodes over {len(seeds)} kitchens)"
     )
     causes = Counter(_cause(r) for r in results if not r["success"])
@@ -148,7 +149,7 @@ def main() -> None:
         json.dumps(
             {
                 "oracle_sr_episode_generated": round(sr_generated, 3),
-                "oracle_sr_episode_kitchen": round(sr_kitchen, 3),
+                "oracle_sr_episode_kitchen": round(sr_kitchen, 3) if kitchen else None,
                 "sr_ratio_generated_to_kitchen": round(sr_generated / sr_kitchen, 3) if sr_kitchen else None,
                 "episodes_generated": len(generated),
                 "kitchens": len(seeds),
