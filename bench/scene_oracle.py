@@ -1,16 +1,17 @@
 """The oracle in generated kitchens it was never tuned on, beside the shipped kitchen, same run.
 
     python bench/scene_oracle.py [--quick] [--split unseen] [--episodes N] [--kitchen-episodes M]
-                                 [--workers K] [--scenes DIR]
+                                 [--workers K] [--scenes DIR] [--seeds S1,S2] [--offset K]
 
-Writes (or reuses) every kitchen of the split under ``--scenes`` (default runs/scenes/<split>) with
-``galley scene generate``'s code, then executes the gold plans of the first N instructions of each
-kitchen's suite (its ``test`` split) with the oracle (Theta* + Kitchen-R's controller + RMPflow
-pick and place), exactly as ``galley eval --mode policy`` does one episode (``galley_cli.run.run_episode``),
-and M instructions of the shipped kitchen's suite as the baseline. Reports the episode success rate
-of both and their ratio, each failure with its kitchen, step and reason, and failures by cause
-(the failed step's action and the first words of its reason). ``--quick``: 3 kitchens, 1 episode each,
-1 in the kitchen. Prints a table and, last, one JSON line.
+Writes (or reuses) every kitchen of the split under ``--scenes`` (default runs/scenes/<split>)
+with ``galley scene generate``'s code, then executes the gold plans of the first N instructions of
+each kitchen's suite (its ``test`` split; after the first K with ``--offset``) with the oracle
+(Theta* + Kitchen-R's controller + RMPflow pick and place), exactly as ``galley eval --mode policy``
+does one episode (``galley_cli.run.run_episode``), and M instructions of the shipped kitchen's suite
+as the baseline. Reports the episode success rate of both and their ratio, each failure with its
+kitchen, step and reason, and failures by cause (the failed step's action and the first words of
+its reason). ``--quick``: 3 kitchens, 1 episode each, 1 in the kitchen. Prints a table and,
+last, one JSON line.
 """
 
 from __future__ import annotations
@@ -73,9 +74,9 @@ def _cause(result: dict[str, Any]) -> str:
     return f"{action}: {' '.join(words[:3]) or 'no reason given'}"
 
 
-def _entries(suite: Path, count: int) -> list[dict[str, Any]]:
+def _entries(suite: Path, count: int, offset: int = 0) -> list[dict[str, Any]]:
     _, entries = load_suite(suite)
-    test = [e for e in entries if e.split == "test"][:count]
+    test = [e for e in entries if e.split == "test"][offset : offset + count]
     return [{"instruction": e.instruction, "seed": e.seed, "plan": list(e.plan)} for e in test]
 
 
@@ -91,6 +92,9 @@ def main() -> None:
     parser.add_argument("--scenes", type=Path, default=None, help="folder of the split's kitchens")
     parser.add_argument(
         "--seeds", default="", help="only these kitchens of the split, e.g. 1000,1008 (default: all)"
+    )
+    parser.add_argument(
+        "--offset", type=int, default=0, help="skip this many test instructions per kitchen (default 0)"
     )
     parser.add_argument("--json", type=Path, default=None, help="also write every result here")
     args = parser.parse_args()
@@ -112,7 +116,8 @@ def main() -> None:
     jobs = [("kitchen", e) for e in _entries(REPO / "config" / "suites" / "kitchen_v1.yaml", baseline)]
     for seed in seeds:
         name = scene_name(seed)
-        jobs += [(name, e) for e in _entries(root / "config" / "suites" / f"{name}_v1.yaml", per_kitchen)]
+        suite = root / "config" / "suites" / f"{name}_v1.yaml"
+        jobs += [(name, e) for e in _entries(suite, per_kitchen, args.offset)]
     start = time.perf_counter()
     results = []
     with episode_pool(args.workers) as pool:
