@@ -6,7 +6,10 @@ their place in the file (``objects.bowl.mass: must be > 0``). Everything is in t
 metres and radians; box ``size`` values are full extents, not half sizes.
 
 The simulator builds its world from a scene; the task layer reads zones and objects from the same
-description (valid plan steps, approach poses for the base).
+description (valid plan steps, approach poses for the base). A zone may leave its ``approach`` out:
+it is derived from the surface, the furniture and the robot's footprint
+(:mod:`galley_core.scenes.approach`); an optional ``lighting`` entry sets the simulator's lights.
+Generated kitchens and the checks a scene must pass are in :mod:`galley_core.scenes`.
 """
 
 from __future__ import annotations
