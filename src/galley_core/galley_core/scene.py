@@ -6,7 +6,10 @@ their place in the file (``objects.bowl.mass: must be > 0``). Everything is in t
 metres and radians; box ``size`` values are full extents, not half sizes.
 
 The simulator builds its world from a scene; the task layer reads zones and objects from the same
-description (valid plan steps, approach poses for the base).
+description (valid plan steps, approach poses for the base). A zone may leave its ``approach`` out:
+it is derived from the surface, the furniture and the robot's footprint
+(:mod:`galley_core.scenes.approach`); an optional ``lighting`` entry sets the simulator's lights.
+Generated kitchens and the checks a scene must pass are in :mod:`galley_core.scenes`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from galley_core.files import read_yaml
+from galley_core.scenes.approach import derive_approach
 
 __all__ = [
     "Box",
@@ -26,6 +30,7 @@ __all__ = [
     "SceneError",
     "Zone",
     "load_scene",
+    "parse_scene",
     "scene_path",
 ]
 
@@ -73,7 +78,9 @@ class Zone:
         surface: name of the :class:`Box` it lies on.
         center: (x, y) of the zone centre, metres.
         size: (length x, width y) of the drawn patch, metres.
-        approach: (x, y, yaw) base pose from which the arm reaches the zone.
+        approach: (x, y, yaw) base pose from which the arm reaches the zone; derived from the
+            surface, the furniture around it and the robot's footprint when the file leaves it out
+            (:func:`galley_core.scenes.approach.derive_approach`).
         spawn_radius: objects start and goals are drawn within this radius of the centre, metres.
         z: height of the surface top, metres (filled in from the surface).
     """
@@ -227,6 +234,15 @@ def load_scene(path: str | Path) -> Scene:
         raise SceneError(f"scene file {path}: {err}") from None
 
 
+def parse_scene(document: dict[str, Any], source: str = "") -> Scene:
+    """Validate a scene document (the parsed YAML of a scene file, e.g. a generated one).
+
+    Raises:
+        SceneError: naming the entry and what is wrong.
+    """
+    return _parse(document, source)
+
+
 class _Reader:
     """Typed access to one mapping of the YAML, with errors that name the key path."""
 
@@ -330,6 +346,24 @@ def _object(name: str, r: _Reader, *, static: bool) -> ObjectSpec:
     )
 
 
+def _lighting(raw: Any) -> dict[str, tuple[float, ...]]:
+    """The optional ``lighting`` entry: headlight ambient and diffuse, sun diffuse and direction."""
+    r = _Reader(raw, "lighting")
+    out = {key: r.vector(key, 3) for key in ("ambient", "diffuse", "sun_diffuse") if key in r.data}
+    for key, value in out.items():
+        if any(not 0.0 <= v <= 1.0 for v in value):
+            raise SceneError(f"lighting.{key}: components must lie in [0, 1], got {list(value)}")
+    if "sun_direction" in r.data:
+        out["sun_direction"] = r.vector("sun_direction", 3)
+        if out["sun_direction"][2] >= 0:
+            raise SceneError("lighting.sun_direction: the sun must shine downwards (z < 0)")
+    unknown = sorted(set(r.data) - {"ambient", "diffuse", "sun_diffuse", "sun_direction"})
+    if unknown:
+        known = "ambient, diffuse, sun_diffuse, sun_direction"
+        raise SceneError(f"lighting: unknown keys {', '.join(unknown)}; known: {known}")
+    return out
+
+
 def _parse(raw: dict[str, Any], source: str) -> Scene:
     top = _Reader(raw, "scene")
     wall_rgba = top.rgba("wall_rgba", (0.85, 0.85, 0.8, 1.0))
@@ -343,6 +377,7 @@ def _parse(raw: dict[str, Any], source: str) -> Scene:
         raise SceneError("walls and furniture: names must be unique across both")
     by_name = {b.name: b for b in boxes}
 
+    bounds = top.vector("bounds", 4)
     zones = []
     for name, r in _named_items(top.get("zones"), "zones"):
         surface = str(r.get("surface"))
@@ -351,14 +386,24 @@ def _parse(raw: dict[str, Any], source: str) -> Scene:
             raise SceneError(
                 f"{r.where}.surface: {surface!r} is not a furniture surface; surfaces: {options}"
             )
+        center = r.vector("center", 2)
+        if "approach" in r.data:
+            approach: tuple[float, ...] | None = r.vector("approach", 3)
+        else:
+            approach = derive_approach(by_name[surface], (center[0], center[1]), boxes, bounds)  # type: ignore[arg-type]
+            if approach is None:
+                raise SceneError(
+                    f"{r.where}: no side of {surface!r} leaves room for the base in front of the zone; "
+                    "move the zone or the furniture, or give approach: [x, y, yaw]"
+                )
         zones.append(
             Zone(
                 name=name,
                 rgba=r.rgba("rgba"),
                 surface=surface,
-                center=r.vector("center", 2),  # type: ignore[arg-type]
+                center=center,  # type: ignore[arg-type]
                 size=r.vector("size", 2, (0.3, 0.3), positive=True),  # type: ignore[arg-type]
-                approach=r.vector("approach", 3),  # type: ignore[arg-type]
+                approach=approach,  # type: ignore[arg-type]
                 spawn_radius=r.number("spawn_radius", 0.08, positive=True),
                 z=by_name[surface].top_z,
             )
@@ -386,7 +431,7 @@ def _parse(raw: dict[str, Any], source: str) -> Scene:
     yaw_range = start.vector("yaw_range", 2, (-math.pi, math.pi))
     return Scene(
         name=str(top.get("name")),
-        bounds=top.vector("bounds", 4),  # type: ignore[arg-type]
+        bounds=bounds,  # type: ignore[arg-type]
         boxes=tuple(boxes),
         zones=tuple(zones),
         objects=tuple(objects),
@@ -396,5 +441,6 @@ def _parse(raw: dict[str, Any], source: str) -> Scene:
         floor_rgba=top.rgba("floor_rgba", (0.55, 0.5, 0.45, 1.0)),
         wall_rgba=wall_rgba,
         source=source,
-        extras={k: v for k, v in raw.items() if k == "top_down"},
+        extras={k: v for k, v in raw.items() if k == "top_down"}
+        | ({"lighting": _lighting(raw["lighting"])} if "lighting" in raw else {}),
     )

@@ -162,6 +162,9 @@ def scene_xml(
         for z in scene.zones
     ]
     background = [line for spec in scene.background for line in _background(spec, scene)]
+    light = scene.extras.get("lighting", {})  # a scene's own lighting (generated kitchens draw one)
+    ambient, diffuse = light.get("ambient", (0.3, 0.3, 0.3)), light.get("diffuse", (0.3, 0.3, 0.3))
+    sun, sun_dir = light.get("sun_diffuse", (0.45, 0.45, 0.45)), light.get("sun_direction", (0.2, 0.3, -1))
     lines = [
         f"<mujoco model={quoteattr('galley_' + scene.name)}>",
         '  <compiler angle="radian" autolimits="true"/>',
@@ -177,12 +180,12 @@ def scene_xml(
         # software OpenGL pays for every vertex: 1 quad per face and a 1 m floor grid draw the
         # robot cameras in about a third less time than MuJoCo's 4 and this scene's 0.1 m did.
         '    <quality shadowsize="0" numquads="1"/>',
-        '    <headlight ambient="0.3 0.3 0.3" diffuse="0.3 0.3 0.3" specular="0 0 0"/>',
+        f'    <headlight ambient="{_f(*ambient)}" diffuse="{_f(*diffuse)}" specular="0 0 0"/>',
         "  </visual>",
         f"  <include file={quoteattr(str(ROBOT_XML))}/>",
         "  <worldbody>",
-        f'    <light name="sun" pos="{_f(cx, cy, 5)}" dir="0.2 0.3 -1" directional="true" castshadow="false" '
-        'diffuse="0.45 0.45 0.45" specular="0 0 0"/>',
+        f'    <light name="sun" pos="{_f(cx, cy, 5)}" dir="{_f(*sun_dir)}" directional="true" '
+        f'castshadow="false" diffuse="{_f(*sun)}" specular="0 0 0"/>',
         "    "
         + _geom(
             "floor",

@@ -346,10 +346,14 @@ class SuiteError(ValueError):
     """A suite file that cannot be used; the message names it and the fix."""
 
 
-def _template_pattern(template: Template) -> re.Pattern[str]:
+def _template_pattern(template: Template, zone_names: Sequence[str] = ()) -> re.Pattern[str]:
+    """The template as a pattern; a zone slot also takes the scene's names of several words."""
     text = re.escape(template.text.rstrip(".?!").lower())
+    spaced = sorted((n for n in zone_names if " " in n), key=len, reverse=True)
+    zone = "|".join([*(re.escape(n) for n in spaced), "[a-z_]+"])
     for slot in ("o2", "o", "zs2", "zs", "z2", "z"):  # longest names first
-        text = text.replace(re.escape("{" + slot + "}"), f"(?P<{slot}>[a-z_]+)", 1)
+        word = f"(?:{zone})" if slot.startswith("z") else "[a-z_]+"
+        text = text.replace(re.escape("{" + slot + "}"), f"(?P<{slot}>{word})", 1)
         text = text.replace(re.escape("{" + slot + "}"), f"(?P={slot})")
     return re.compile(text + r"[.?!]?")
 
@@ -364,7 +368,7 @@ def plan_for_instruction(instruction: str, scene: Scene, episode: Episode) -> tu
     clean = " ".join(instruction.strip().lower().split())
     start = {p.name: p.zone for p in episode.objects}
     for template in TEMPLATES:
-        match = _template_pattern(template).fullmatch(clean)
+        match = _template_pattern(template, scene.zone_names).fullmatch(clean)
         if match is None:
             continue
         slots = match.groupdict()
