@@ -133,6 +133,7 @@ CORE_FLOORS = {
     "galley_core.navigation": 1,
     "galley_core.tasks": 2,
     "galley_core.perception": 2,
+    "galley_core.scenes": 2,
     "galley_core.language": 3,
     "galley_core.monitoring": 3,
 }

@@ -26,6 +26,7 @@ COMMANDS = (
     "run",
     "eval",
     "map",
+    "scene",
     "nodes",
     "topics",
     "suite",

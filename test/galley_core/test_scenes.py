@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from galley_core.approach import ApproachConfig, derive_approach
 from galley_core.episode import sample_episode
 from galley_core.manipulation.kinematics import load_arm
 from galley_core.scene import SceneError, load_scene, parse_scene
-from galley_core.scenes.approach import ApproachConfig, derive_approach
 from galley_core.scenes.catalogue import CATALOGUE, MAX_GRASP_WIDTH_M, draw_object, grasp_width
 from galley_core.scenes.checks import check_arm, check_fit, check_names, check_overlaps
 from galley_core.scenes.generate import ZONE_COLOURS, ZONE_SPACING_M, draw_scene

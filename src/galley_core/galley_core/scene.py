@@ -8,7 +8,7 @@ metres and radians; box ``size`` values are full extents, not half sizes.
 The simulator builds its world from a scene; the task layer reads zones and objects from the same
 description (valid plan steps, approach poses for the base). A zone may leave its ``approach`` out:
 it is derived from the surface, the furniture and the robot's footprint
-(:mod:`galley_core.scenes.approach`); an optional ``lighting`` entry sets the simulator's lights.
+(:mod:`galley_core.approach`); an optional ``lighting`` entry sets the simulator's lights.
 Generated kitchens and the checks a scene must pass are in :mod:`galley_core.scenes`.
 """
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from galley_core.approach import derive_approach
 from galley_core.files import read_yaml
-from galley_core.scenes.approach import derive_approach
 
 __all__ = [
     "Box",
@@ -80,7 +80,7 @@ class Zone:
         size: (length x, width y) of the drawn patch, metres.
         approach: (x, y, yaw) base pose from which the arm reaches the zone; derived from the
             surface, the furniture around it and the robot's footprint when the file leaves it out
-            (:func:`galley_core.scenes.approach.derive_approach`).
+            (:func:`galley_core.approach.derive_approach`).
         spawn_radius: objects start and goals are drawn within this radius of the centre, metres.
         z: height of the surface top, metres (filled in from the surface).
     """

@@ -30,12 +30,12 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from galley_core.approach import box_distance
 from galley_core.episode import sample_episode
 from galley_core.manipulation.kinematics import ArmKinematics
 from galley_core.navigation.grid import OccupancyGrid
 from galley_core.navigation.theta_star import ThetaStar, ThetaStarConfig
 from galley_core.scene import Box, ObjectSpec, Scene, SceneError, Zone
-from galley_core.scenes.approach import box_distance
 from galley_core.scenes.catalogue import MAX_GRASP_WIDTH_M, PALM_ABOVE_TCP_M, grasp_width
 
 __all__ = ["EPISODES_CHECKED", "check_names", "check_overlaps", "check_scene", "reaches_top_down"]

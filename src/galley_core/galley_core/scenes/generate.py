@@ -5,7 +5,7 @@ surfaces, draws 3 to 6 objects from :data:`galley_core.scenes.catalogue.CATALOGU
 objects and decor (a sink, a hob) on the surfaces away from the zones, the floor's, the walls' and
 the zones' colours, the lighting, and the segments the robot starts on. The document is what a
 person would write (``config/scenes/kitchen.yaml``) except that zones leave ``approach`` out: the
-loader derives it (:func:`galley_core.scenes.approach.derive_approach`), as the generator did to
+loader derives it (:func:`galley_core.approach.derive_approach`), as the generator did to
 choose where zones go.
 
 Zones lie :func:`zone_depth` in from an edge the base can stand at, so that every object of the scene
@@ -25,14 +25,14 @@ import math
 import random
 from typing import Any
 
-from galley_core.scene import Box
-from galley_core.scenes.approach import (
+from galley_core.approach import (
     ApproachConfig,
     box_distance,
     derive_approach,
     in_base_band,
     side_edges,
 )
+from galley_core.scene import Box
 from galley_core.scenes.catalogue import CATALOGUE, draw_object
 from galley_core.scenes.layout import Layout, draw_layout
 
