@@ -51,7 +51,7 @@ bag repair {inputs}/empty                        | {inputs}/empty is not a galle
 bag                                              | the following arguments are required: ACTION
 export-lerobot {missing} {out}                   | {missing} is not a folder
 export-lerobot {inputs}/empty {out}              | no bags under {inputs}/empty
-export-lerobot {inputs}/empty {out} --fps 0      | --fps 0 is not allowed: >= 1
+export-lerobot {inputs}/empty {out} --fps 0      | --fps: 0 is not allowed: >= 1
 eval-planner --planner nosuch --out {out}/e.json | 'backend' = 'nosuch' is not allowed
 eval-planner --params-file {inputs}/malformed.yaml | parameter file {inputs}/malformed.yaml is not valid YAML
 eval-planner --splits train,nosuch               | --splits 'train,nosuch': no split 'nosuch'; splits are

@@ -71,7 +71,8 @@ def test_driver_paths_reach_a_node_and_arguments_point_to_its_copies(tmp_path, m
         shipment.encode(tmp_path / "missing.yaml")
     digest, archive = shipment.pack()
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "node"))
-    monkeypatch.delenv("GALLEY_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("GALLEY_CONFIG_DIR", "")  # so that the value materialise sets is undone after
+    monkeypatch.delenv("GALLEY_CONFIG_DIR")
     (tmp_path / "node").mkdir()
     root = materialise(digest, lambda: archive, shipment.config_part)
     assert materialise(digest, lambda: pytest.fail("fetched twice"), shipment.config_part) == root

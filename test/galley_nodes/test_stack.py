@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from galley_cli.topics import topic_table
+from galley_core.config import config_from_values
 from galley_episodes import bringup
 from galley_episodes.episode import run_settings
 from galley_nodes import stack
@@ -77,6 +78,9 @@ class _RecordingHost:
 
     def __init__(self, params_files: Any) -> None:
         self.added: dict[str, dict[str, Any]] = {}
+
+    def node_config(self, cls: Any, name: str, parameters: dict[str, Any] | None = None) -> Any:
+        return config_from_values(cls.Config, parameters or {})  # the stack's values over the defaults
 
     def add_node(self, cls: type, *, parameters: dict[str, Any]) -> None:
         self.added[cls.name] = dict(parameters)
