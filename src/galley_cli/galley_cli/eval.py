@@ -13,6 +13,7 @@ from typing import Any
 
 from galley_cli import add_config_options, add_params_option, replan_as_count, require_option
 from galley_cli.errors import UsageError
+from galley_cli.view import add_view_option, viewing
 from galley_core.config import config_from_arguments
 from galley_episodes import EvalConfig, evaluate
 from galley_episodes.overrides import PRECEDENCE_HELP
@@ -26,8 +27,11 @@ def _run(args: argparse.Namespace) -> int:
         f"galley eval --mode {config.mode}: {config.episodes or 'all'} episodes of split {config.split!r}; "
         f"report in {args.out}/"
     )
+    if args.view is not None and config.workers > 1:
+        raise UsageError(f"--view shows the episodes this process runs: use --workers 1 (not {config.workers})")
     try:
-        metrics = evaluate(config, out_dir=args.out, policy=args.policy, params=list(args.params))
+        with viewing(args.view):
+            metrics = evaluate(config, out_dir=args.out, policy=args.policy, params=list(args.params))
     except ValueError as err:
         raise UsageError(str(err)) from None
     print(json.dumps({k: v for k, v in metrics.items() if not isinstance(v, dict)}))
@@ -55,4 +59,5 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--out", type=Path, default=Path("runs/eval"), help="output folder (default: runs/eval)")
     add_params_option(p)
+    add_view_option(p)
     p.set_defaults(run=_run)
