@@ -28,7 +28,9 @@ def _run(args: argparse.Namespace) -> int:
         f"report in {args.out}/"
     )
     if args.view is not None and config.workers > 1:
-        raise UsageError(f"--view shows the episodes this process runs: use --workers 1 (not {config.workers})")
+        raise UsageError(
+            f"--view shows the episodes this process runs: use --workers 1 (not {config.workers})"
+        )
     try:
         with viewing(args.view):
             metrics = evaluate(config, out_dir=args.out, policy=args.policy, params=list(args.params))

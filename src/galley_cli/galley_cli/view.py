@@ -58,7 +58,9 @@ def viewing(port: int | None, scene: Any = None) -> Iterator[None]:
     except ImportError as err:
         raise UsageError(f"--view needs foxglove-sdk ({err}); pip install -r requirements.txt") from None
     except OSError as err:
-        raise UsageError(f"--view {port}: cannot listen on 127.0.0.1:{port} ({err.strerror}); give another port") from None
+        raise UsageError(
+            f"--view {port}: cannot listen on 127.0.0.1:{port} ({err.strerror}); give another port"
+        ) from None
     try:
         yield
     finally:

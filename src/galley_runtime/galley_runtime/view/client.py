@@ -19,7 +19,7 @@ from typing import Any
 
 __all__ = ["Received", "listen"]
 
-#: foxglove-sdk 0.30 speaks "foxglove.sdk.v1" (same framing as the foxglove.websocket.v1 spec); older servers v1.
+#: foxglove-sdk 0.30 speaks "foxglove.sdk.v1" (the framing of the foxglove.websocket.v1 spec); others v1.
 SUBPROTOCOLS = ["foxglove.sdk.v1", "foxglove.websocket.v1"]
 _MESSAGE_DATA, _TIME = 0x01, 0x02
 
@@ -56,15 +56,7 @@ async def listen(
     wanted = None if topics is None else set(topics)
     by_sub: dict[int, str] = {}
     end = time.monotonic() + seconds
-    while True:  # the server may not be up yet (a command still starting)
-        try:
-            connection = await websockets.connect(url, subprotocols=SUBPROTOCOLS, max_size=None)  # type: ignore[list-item]
-            break
-        except OSError:
-            if time.monotonic() > end:
-                raise
-            await asyncio.sleep(0.1)
-    async with connection as ws:
+    async with await _connect(url, end) as ws:
         while (left := end - time.monotonic()) > 0 and not (until and until(got)):
             try:
                 frame = await asyncio.wait_for(ws.recv(), timeout=min(left, 0.5))
@@ -73,29 +65,50 @@ async def listen(
             except websockets.ConnectionClosed:
                 break  # the command ended
             if isinstance(frame, str):
-                op = json.loads(frame)
-                if op.get("op") == "serverInfo":
-                    got.server_info = op
-                elif op.get("op") == "advertise":
-                    subs = []
-                    for ch in op["channels"]:
-                        got.channels[ch["topic"]] = ch
-                        if wanted is None or ch["topic"] in wanted:
-                            sub_id = len(by_sub) + 1
-                            by_sub[sub_id] = ch["topic"]
-                            subs.append({"id": sub_id, "channelId": ch["id"]})
-                    if subs:
-                        await ws.send(json.dumps({"op": "subscribe", "subscriptions": subs}))
+                subs = _take_text(json.loads(frame), got, wanted, by_sub)
+                if subs:
+                    await ws.send(json.dumps({"op": "subscribe", "subscriptions": subs}))
             elif frame[0] == _MESSAGE_DATA:
                 sub_id, log_time = struct.unpack_from("<IQ", frame, 1)
                 topic = by_sub.get(sub_id)
                 if topic is not None:
-                    got.messages.setdefault(topic, []).append((log_time, time.monotonic(), json.loads(frame[13:])))
+                    message = json.loads(frame[13:])
+                    got.messages.setdefault(topic, []).append((log_time, time.monotonic(), message))
             elif frame[0] == _TIME:
                 (got.server_time_ns,) = struct.unpack_from("<Q", frame, 1)
             if read_delay_s:
                 await asyncio.sleep(read_delay_s)
     return got
+
+
+async def _connect(url: str, end: float) -> Any:
+    """Connect, trying again until ``end`` (monotonic s): the server may not be up yet."""
+    import websockets  # noqa: PLC0415 (optional: websockets)
+
+    while True:
+        try:
+            return await websockets.connect(url, subprotocols=SUBPROTOCOLS, max_size=None)  # type: ignore[arg-type]
+        except OSError:
+            if time.monotonic() > end:
+                raise
+            await asyncio.sleep(0.1)
+
+
+def _take_text(
+    op: dict[str, Any], got: Received, wanted: set[str] | None, by_sub: dict[int, str]
+) -> list[Any]:
+    """A JSON frame: server info, or channels advertised; returns the subscriptions to send."""
+    subs: list[Any] = []
+    if op.get("op") == "serverInfo":
+        got.server_info = op
+    elif op.get("op") == "advertise":
+        for ch in op["channels"]:
+            got.channels[ch["topic"]] = ch
+            if wanted is None or ch["topic"] in wanted:
+                sub_id = len(by_sub) + 1
+                by_sub[sub_id] = ch["topic"]
+                subs.append({"id": sub_id, "channelId": ch["id"]})
+    return subs
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -231,13 +231,15 @@ def _object_primitives(shape: str, size: tuple[float, ...], rgba: Any) -> dict[s
         d, h = 2 * size[0], size[1]
         cylinder = {"pose": origin, "size": {"x": d, "y": d, "z": h}, "bottom_scale": 1.0, "top_scale": 1.0}
         return {"cylinders": [cylinder | {"color": color}]}
-    x, y, z = (list(size) + [0.01, 0.01, 0.01])[:3]
+    x, y, z = [*size, 0.01, 0.01, 0.01][:3]
     return {"cubes": [{"pose": origin, "size": {"x": x, "y": y, "z": z}, "color": color}]}
 
 
 def scene_update(scene: Scene, time_ns: int = 0) -> dict[str, Any]:
-    """The scene as foxglove.SceneUpdate: furniture and walls (cubes), zones (flat cubes on their
-    surfaces), objects (their primitive in their own ``object/<name>`` frame, which TF moves).
+    """The scene as foxglove.SceneUpdate: furniture, walls, zones, objects.
+
+    Furniture and walls are cubes, zones flat cubes on their surfaces, objects their primitive in
+    their own ``object/<name>`` frame (which the simulator's TF moves).
 
     Entity ids say what each is (``box/<name>``, ``zone/<colour>``, ``object/<name>``); the
     metadata's ``kind`` and ``name`` let a client (the page) draw them without parsing ids.
@@ -263,7 +265,10 @@ def scene_update(scene: Scene, time_ns: int = 0) -> dict[str, Any]:
         entities.append(entity)
     for obj in scene.objects:
         entity = _entity(
-            f"object/{obj.name}", f"object/{obj.name}", time_ns, **_object_primitives(obj.shape, obj.size, obj.rgba)
+            f"object/{obj.name}",
+            f"object/{obj.name}",
+            time_ns,
+            **_object_primitives(obj.shape, obj.size, obj.rgba),
         )
         entity["metadata"] = [{"key": "kind", "value": "object"}, {"key": "name", "value": obj.name}]
         entities.append(entity)

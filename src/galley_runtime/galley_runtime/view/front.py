@@ -48,7 +48,9 @@ class Front:
             writer.close()
             return
         lines = head.decode("latin-1").split("\r\n")
-        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+        headers = {
+            k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)
+        }
         if headers.get("upgrade", "").lower() == "websocket":
             await self._forward(head, reader, writer)
             return

@@ -106,7 +106,9 @@ class LiveView:
         self._context = foxglove.Context()
         self._channels: dict[str, _Channel] = {}
         for topic, (schema, fn, latched) in _VIEWED.items():
-            self._add_channel(topic, schema, fn, latched, 1.0 / image_hz if fn is convert.compressed_image else 0.0)
+            self._add_channel(
+                topic, schema, fn, latched, 1.0 / image_hz if fn is convert.compressed_image else 0.0
+            )
         for topic, schema in (
             ("/view/scene", "foxglove.SceneUpdate"),
             ("/view/trajectory", "foxglove.PosesInFrame"),
@@ -123,6 +125,7 @@ class LiveView:
         self._detach: Callable[[], None] | None = None
         self._default_scene = scene
         self._host: Any = None
+        self._scene_tries = 0
         self.server = foxglove.start_server(
             name="galley",
             host="127.0.0.1",
@@ -158,24 +161,21 @@ class LiveView:
     # -- the host side (simulation thread) ------------------------------------------------------
 
     def attach(self, host: Any) -> None:
-        """Follow ``host`` (detaching from the previous one): a new session for the clients, as
-        each episode's clock starts again at 0. The scene drawn is the simulator node's, else
-        the one given to the constructor, taken when /tf is first published."""
+        """Follow ``host``, detaching from the previous one.
+
+        The clients get a new session, as each episode's clock starts again at 0. The scene
+        drawn is the simulator node's, else the one given to the constructor.
+        """
         if self._detach is not None:
             self._detach()
-        self._host = host
+        self._host, self._scene_tries = host, 0
         self._put(("__reset__", None))
         self._detach = host.bus.add_observer(self._observe)
 
     def _observe(self, topic: str, type_name: str, msg: Any) -> None:
         """The bus observer: cheap, never blocks (a full queue drops the message)."""
-        if self._host is not None and topic == "/tf":  # every node is constructed by then
-            try:
-                scene = getattr(self._host.node("sim"), "scene", None)
-            except KeyError:
-                scene = None
-            self._host = None
-            self._put(("__scene__", scene if isinstance(scene, Scene) else self._default_scene))
+        if self._host is not None and topic == "/tf":
+            self._find_scene()
         channel = self._channels.get(topic)
         if channel is None and topic not in _INPUTS:
             return
@@ -188,6 +188,20 @@ class LiveView:
                     return
                 channel.next_wall_s = now + channel.min_period_s
         self._put((topic, msg))
+
+    def _find_scene(self) -> None:
+        """Take the simulator node's scene once it runs (its first /tf may come from its constructor).
+
+        A host without one (a replay) gets the default scene after a few /tf messages.
+        """
+        try:
+            scene = getattr(self._host.node("sim"), "scene", None)
+        except KeyError:
+            scene = None
+        self._scene_tries += 1
+        if isinstance(scene, Scene) or self._scene_tries > 10:
+            self._host = None
+            self._put(("__scene__", scene if isinstance(scene, Scene) else self._default_scene))
 
     def _put(self, item: tuple[str, Any]) -> None:
         try:

@@ -36,7 +36,8 @@ class PlanProgress:
         if topic == "/task/plan":
             self.instruction = str(msg.instruction)
             self.steps = [
-                {"step": str(s), "state": "pending", "verdict": "", "rule": "", "reason": ""} for s in msg.steps
+                {"step": str(s), "state": "pending", "verdict": "", "rule": "", "reason": ""}
+                for s in msg.steps
             ]
             self.current = -1
             return True
@@ -48,7 +49,9 @@ class PlanProgress:
             return False
         step = self.steps[index]
         if topic == "/monitor/events" and kind in (STEP_SUCCEEDED, STEP_FAILED):
-            step.update(verdict="pass" if kind == STEP_SUCCEEDED else "FAIL", rule=msg.rule, reason=msg.reason)
+            step.update(
+                verdict="pass" if kind == STEP_SUCCEEDED else "FAIL", rule=msg.rule, reason=msg.reason
+            )
             return True
         if topic == "/episode/events" and kind in _STATES:
             step["state"] = _STATES[kind]
