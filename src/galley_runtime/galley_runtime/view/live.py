@@ -7,7 +7,9 @@ whose channel a client subscribes to, puts it on a bounded queue; a worker threa
 backlog per client and drops a slow client's oldest messages. So the simulation never waits for
 a client: a full queue drops the message (counted in :attr:`LiveView.dropped`), and a client that
 stalls or goes away changes nothing in the run or its bag. Camera images are throttled (wall
-clock) and sent as JPEG. Message times are the simulation's clock.
+clock) and sent as JPEG, and the fast streams (/tf, /odom, /scan) thinned to what a screen
+shows (``max_hz``, 30 per wall second: the 50 Hz /tf comes whole while the simulation runs at
+0.6x real time or slower). Message times are the simulation's clock.
 
 Channels (topic: schema):
 
@@ -28,9 +30,9 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,8 +63,12 @@ _VIEWED: dict[str, tuple[str, Callable[[Any], Any] | None, bool]] = {
     "/episode/events": ("galley_msgs/msg/EpisodeEvent", None, False),
     "/monitor/events": ("galley_msgs/msg/EpisodeEvent", None, False),
 }
+#: The fast streams, thinned to ``max_hz`` (wall clock): a viewer needs no more, and at 10x real
+#: time the simulator's 50 Hz /tf is 500 messages a wall second.
+_STREAMS = ("/tf", "/odom", "/scan")
 #: Inputs of the view's own channels (/view/plan, /view/trajectory), always taken.
 _INPUTS = ("/task/plan", "/episode/events", "/monitor/events", "/sim/ground_truth/base_pose")
+_BATCH_S = 0.05  # the worker drains the queue this often, wall seconds
 _TRAJECTORY_STEP_M = 0.03  # a new trajectory point once the base moved this far
 _TRAJECTORY_PERIOD_S = 0.5  # wall seconds between trajectory messages
 
@@ -91,13 +97,21 @@ class LiveView:
 
     Args:
         port: the SDK server's port on 127.0.0.1 (0: any free one; see :attr:`port`).
+        max_hz: the most messages per second (wall clock) on each of the fast streams (/tf, /odom,
+            /scan): what a screen can show, however fast the simulation runs; 0: every message.
         image_hz: the most camera images per second per camera (wall clock).
         queue_size: messages waiting for conversion before new ones are dropped.
         scene: drawn on /view/scene where a host runs no simulator node to take it from (a replay).
     """
 
     def __init__(
-        self, *, port: int = 0, image_hz: float = 5.0, queue_size: int = 256, scene: Scene | None = None
+        self,
+        *,
+        port: int = 0,
+        max_hz: float = 30.0,
+        image_hz: float = 5.0,
+        queue_size: int = 256,
+        scene: Scene | None = None,
     ) -> None:
         import foxglove  # noqa: PLC0415 (optional: foxglove-sdk)
         from foxglove.websocket import Capability  # noqa: PLC0415 (optional: foxglove-sdk)
@@ -106,16 +120,20 @@ class LiveView:
         self._context = foxglove.Context()
         self._channels: dict[str, _Channel] = {}
         for topic, (schema, fn, latched) in _VIEWED.items():
-            self._add_channel(
-                topic, schema, fn, latched, 1.0 / image_hz if fn is convert.compressed_image else 0.0
-            )
+            hz = image_hz if fn is convert.compressed_image else max_hz if topic in _STREAMS else 0.0
+            self._add_channel(topic, schema, fn, latched, 1.0 / hz if hz > 0 else 0.0)
         for topic, schema in (
             ("/view/scene", "foxglove.SceneUpdate"),
             ("/view/trajectory", "foxglove.PosesInFrame"),
             ("/view/plan", "galley.PlanProgress"),
         ):
             self._add_channel(topic, schema, None, True, 0.0)
-        self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue(maxsize=queue_size)
+        # A plain deque (append and popleft are atomic): the simulation never takes a lock, and
+        # the worker wakes every _BATCH_S to drain it, not once per message (a thread woken per
+        # message makes the two threads hand the GIL back and forth).
+        self._queue: deque[tuple[str, Any]] = deque()
+        self._queue_size = queue_size
+        self._closing = threading.Event()
         self._resend: set[str] = set()
         self.stats = _Stats()
         self._progress = PlanProgress()
@@ -204,20 +222,22 @@ class LiveView:
             self._put(("__scene__", scene if isinstance(scene, Scene) else self._default_scene))
 
     def _put(self, item: tuple[str, Any]) -> None:
-        try:
-            self._queue.put_nowait(item)
-            self.stats.queued += 1
-        except queue.Full:
+        if len(self._queue) >= self._queue_size:
             self.stats.dropped += 1
+            return
+        self._queue.append(item)
+        self.stats.queued += 1
 
     # -- the worker thread -----------------------------------------------------------------------
 
     def _work(self) -> None:
-        while (item := self._queue.get()) is not None:
-            try:
-                self._handle(*item)
-            except Exception as err:  # a bad message must not end the view
-                _log.warning(f"live view: {item[0]}: {err!r}")
+        while not self._closing.wait(_BATCH_S) or self._queue:
+            while self._queue:
+                item = self._queue.popleft()
+                try:
+                    self._handle(*item)
+                except Exception as err:  # a bad message must not end the view
+                    _log.warning(f"live view: {item[0]}: {err!r}")
             for topic in self._take_resend():
                 channel = self._channels[topic]
                 if channel.last is not None:
@@ -286,7 +306,7 @@ class LiveView:
         if self._detach is not None:
             self._detach()
             self._detach = None
-        self._queue.put(None)
+        self._closing.set()
         self._worker.join(timeout=5.0)
         self.server.stop()
 
@@ -301,7 +321,6 @@ class _Listener:
         ours = self._view._channels.get(channel.topic)
         if ours is not None and ours.latched:
             self._view._resend.add(channel.topic)
-            self._view._put(("__noop__", None))  # wake the worker
 
     def on_unsubscribe(self, client: Any, channel: Any) -> None:
         pass
