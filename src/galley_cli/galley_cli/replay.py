@@ -163,7 +163,7 @@ def _bag_scene(bag: Path) -> Any:
     """The scene a galley bag was recorded in (metadata.yaml's galley.scene), for the live view."""
     import yaml  # noqa: PLC0415 (deferred: only with --view)
 
-    from galley_runtime.config_files import find_scene  # noqa: PLC0415 (deferred)
+    from galley_runtime.config_files import find_scene  # noqa: PLC0415 (deferred: only with --view)
 
     meta = bag / "metadata.yaml"
     info = yaml.safe_load(meta.read_text()).get("rosbag2_bagfile_information", {}) if meta.is_file() else {}

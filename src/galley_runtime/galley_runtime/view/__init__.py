@@ -30,7 +30,7 @@ def serve_view(port: int, *, scene: Scene | None = None, announce: bool = True) 
         ImportError: foxglove-sdk is not installed.
     """
     from galley_runtime.embedded.host import watch_hosts  # noqa: PLC0415 (deferred: cycle-free start)
-    from galley_runtime.view.front import Front  # noqa: PLC0415 (deferred)
+    from galley_runtime.view.front import Front  # noqa: PLC0415 (deferred: only while serving)
     from galley_runtime.view.live import LiveView  # noqa: PLC0415 (optional: foxglove-sdk)
 
     view = LiveView(scene=scene)
