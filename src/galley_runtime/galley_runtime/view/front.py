@@ -93,12 +93,18 @@ class Front:
         await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
 
     def close(self) -> None:
-        """Stop serving (open connections are closed)."""
+        """Stop serving: open connections are closed, then the thread ends."""
 
         async def stop() -> None:
             self._server.close()
-            self._loop.stop()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
         if self._thread.is_alive():
-            asyncio.run_coroutine_threadsafe(stop(), self._loop)
-            self._thread.join(timeout=5.0)
+            try:
+                asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=5.0)
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join(timeout=5.0)
