@@ -81,8 +81,22 @@ class _Channel:
     latched: bool
     channel: Any  # foxglove.Channel
     last: Any = None  # the last converted message (latched channels)
-    next_wall_s: float = 0.0  # throttling (images)
-    min_period_s: float = 0.0
+    min_period_s: float = 0.0  # thinning: a token bucket of 1 / min_period_s tokens a wall second
+    tokens: float = 0.0
+    last_wall_s: float = 0.0
+
+    def admit(self, now: float) -> bool:
+        """Whether a message may go now: the rate on average, in bursts of up to 0.2 s's worth.
+
+        Bursts, because the lockstep simulation publishes unevenly in wall time.
+        """
+        rate = 1.0 / self.min_period_s
+        self.tokens = min(max(1.0, rate / 5), self.tokens + (now - self.last_wall_s) * rate)
+        self.last_wall_s = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
 
 
 @dataclass
@@ -200,11 +214,8 @@ class LiveView:
         if channel is not None and topic not in _INPUTS and not channel.latched:
             if not channel.channel.has_sinks():
                 return  # nobody subscribes: nothing to convert
-            if channel.min_period_s:
-                now = time.monotonic()
-                if now < channel.next_wall_s:
-                    return
-                channel.next_wall_s = now + channel.min_period_s
+            if channel.min_period_s and not channel.admit(time.monotonic()):
+                return
         self._put((topic, msg))
 
     def _find_scene(self) -> None:
