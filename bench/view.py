@@ -8,7 +8,9 @@ view), ``view`` (``--view``: the server and its bus observer, nobody connected) 
 (``--view`` with a protocol client subscribed to every channel and decoding every message, in its
 own process as a browser or Foxglove is: ``python -m galley_runtime.view.client``).
 Reports each configuration's real-time factor (simulated / wall seconds, the best of the repeats,
-as noise only ever slows a run) and the ratio to ``off``; issue 36's target: the view costs < 10 %.
+as noise only ever slows a run) and the CPU seconds of the episode's process (every thread: the
+simulation, the view's worker, the SDK's server; the least of the repeats), with the ratios to
+``off``; issue 36's target: the view costs < 10 %.
 --quick: one repeat of a 40 s step; else three repeats. Prints a table and, last, one JSON line.
 """
 
@@ -20,6 +22,7 @@ import logging
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,13 @@ PLAN = "move to the blue zone"
 
 
 def episode(out: Path, view: bool, watched: bool) -> dict[str, Any]:
-    """One episode; returns its summary plus the messages a client decoded."""
+    """One episode; returns its summary plus the messages a client decoded and the CPU it took."""
+    cpu = time.process_time()
+    summary = _episode(out, view, watched)
+    return summary | {"cpu_s": time.process_time() - cpu}
+
+
+def _episode(out: Path, view: bool, watched: bool) -> dict[str, Any]:
     if not view:
         return run_episode(INSTRUCTION, plan=PLAN, out_dir=out, progress=False) | {"decoded": 0}
     with serve_view(0, announce=False) as live:
@@ -65,16 +74,24 @@ def main() -> None:
             for name, (view, watched) in configs.items():
                 results[name].append(episode(Path(tmp) / f"{name}-{r}", view, watched))
     rtf = {name: max(s["real_time_factor"] for s in runs) for name, runs in results.items()}
+    cpu = {name: min(s["cpu_s"] for s in runs) for name, runs in results.items()}
     print(f"live view cost, one {results['off'][0]['sim_time_s']:.0f} s episode, best of {repeats}")
-    print(f"{'configuration':14s} {'real-time factor':>17s} {'vs off':>8s} {'decoded msgs':>13s}")
+    head = ("configuration", "real-time factor", "vs off", "CPU s", "vs off", "decoded")
+    print(f"{head[0]:14s} {head[1]:>17s} {head[2]:>8s} {head[3]:>7s} {head[4]:>8s} {head[5]:>8s}")
     for name, runs in results.items():
-        print(f"{name:14s} {rtf[name]:17.2f} {rtf[name] / rtf['off']:8.3f} {runs[-1]['decoded']:13d}")
+        print(
+            f"{name:14s} {rtf[name]:17.2f} {rtf[name] / rtf['off']:8.3f} {cpu[name]:7.2f} "
+            f"{cpu[name] / cpu['off']:8.3f} {runs[-1]['decoded']:8d}"
+        )
     figures = {
         "rtf_off": rtf["off"],
         "rtf_view": rtf["view"],
         "rtf_watched": rtf["watched"],
         "rtf_ratio_view_vs_off": round(rtf["view"] / rtf["off"], 3),
         "rtf_ratio_watched_vs_off": round(rtf["watched"] / rtf["off"], 3),
+        "cpu_s_off": round(cpu["off"], 2),
+        "cpu_ratio_view_vs_off": round(cpu["view"] / cpu["off"], 3),
+        "cpu_ratio_watched_vs_off": round(cpu["watched"] / cpu["off"], 3),
         "messages_decoded_watched": results["watched"][-1]["decoded"],
         "messages_dropped_watched": results["watched"][-1]["dropped"],
         "repeats": repeats,

@@ -67,7 +67,10 @@ _VIEWED: dict[str, tuple[str, Callable[[Any], Any] | None, bool]] = {
 #: time the simulator's 50 Hz /tf is 500 messages a wall second.
 _STREAMS = ("/tf", "/odom", "/scan")
 #: Inputs of the view's own channels (/view/plan, /view/trajectory), always taken.
-_INPUTS = ("/task/plan", "/episode/events", "/monitor/events", "/sim/ground_truth/base_pose")
+_INPUTS = ("/task/plan", "/episode/events", "/monitor/events")
+#: The base's ground-truth pose: the trajectory's points are taken in the observer (a comparison),
+#: so that the 50 Hz pose never goes through the queue.
+_BASE_POSE = "/sim/ground_truth/base_pose"
 _BATCH_S = 0.05  # the worker drains the queue this often, wall seconds
 _TRAJECTORY_STEP_M = 0.03  # a new trajectory point once the base moved this far
 _TRAJECTORY_PERIOD_S = 0.5  # wall seconds between trajectory messages
@@ -152,7 +155,8 @@ class LiveView:
         self.stats = _Stats()
         self._progress = PlanProgress()
         self._trajectory: list[tuple[float, float]] = []
-        self._trajectory_sent_s = 0.0
+        self._trajectory_frame = "map"
+        self._trajectory_sent = (0, 0.0)  # (points sent, wall time)
         self._time_ns = 0
         self._detach: Callable[[], None] | None = None
         self._default_scene = scene
@@ -201,11 +205,20 @@ class LiveView:
         if self._detach is not None:
             self._detach()
         self._host, self._scene_tries = host, 0
+        self._trajectory = []  # taken by the worker as a whole: a new list, not cleared
+        self._trajectory_frame = "map"
         self._put(("__reset__", None))
         self._detach = host.bus.add_observer(self._observe)
 
     def _observe(self, topic: str, type_name: str, msg: Any) -> None:
         """The bus observer: cheap, never blocks (a full queue drops the message)."""
+        if topic == _BASE_POSE:
+            p = msg.pose.position
+            trajectory = self._trajectory
+            if not trajectory or _dist2(trajectory[-1], (p.x, p.y)) > _TRAJECTORY_STEP_M**2:
+                trajectory.append((float(p.x), float(p.y)))
+                self._trajectory_frame = msg.header.frame_id or "map"
+            return
         if self._host is not None and topic == "/tf":
             self._find_scene()
         channel = self._channels.get(topic)
@@ -249,10 +262,20 @@ class LiveView:
                     self._handle(*item)
                 except Exception as err:  # a bad message must not end the view
                     _log.warning(f"live view: {item[0]}: {err!r}")
+            self._send_trajectory()
             for topic in self._take_resend():
                 channel = self._channels[topic]
                 if channel.last is not None:
                     channel.channel.log(channel.last, log_time=self._time_ns)
+
+    def _send_trajectory(self) -> None:
+        """The trajectory so far, every _TRAJECTORY_PERIOD_S (wall) while it grows."""
+        points, now = list(self._trajectory), time.monotonic()
+        sent, sent_at = self._trajectory_sent
+        if len(points) != sent and now >= sent_at + _TRAJECTORY_PERIOD_S:
+            self._trajectory_sent = (len(points), now)
+            xy = convert.xy_poses(self._trajectory_frame, self._time_ns, points)
+            self._log(self._channels["/view/trajectory"], xy)
 
     def _take_resend(self) -> list[str]:
         topics, self._resend = list(self._resend), set()
@@ -290,25 +313,13 @@ class LiveView:
     def _reset(self) -> None:
         self._time_ns = 0
         self._progress = PlanProgress()
-        self._trajectory = []
+        self._trajectory_sent = (0, 0.0)
         for channel in self._channels.values():
             channel.last = None
         self.server.clear_session()
 
     def _follow(self, topic: str, msg: Any) -> None:
         """The view's own channels: the plan's progress and the executed trajectory."""
-        if topic == "/sim/ground_truth/base_pose":
-            p = msg.pose.position
-            if not self._trajectory or _dist2(self._trajectory[-1], (p.x, p.y)) > _TRAJECTORY_STEP_M**2:
-                self._trajectory.append((float(p.x), float(p.y)))
-            now = time.monotonic()
-            if now >= self._trajectory_sent_s + _TRAJECTORY_PERIOD_S:
-                self._trajectory_sent_s = now
-                self._log(
-                    self._channels["/view/trajectory"],
-                    convert.xy_poses(msg.header.frame_id or "map", self._time_ns, self._trajectory),
-                )
-            return
         if self._progress.update(topic, msg):
             self._log(self._channels["/view/plan"], self._progress.as_dict(self._time_ns))
 
