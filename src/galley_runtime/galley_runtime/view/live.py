@@ -157,7 +157,7 @@ class LiveView:
         self._trajectory: list[tuple[float, float]] = []
         self._trajectory_frame = "map"
         self._trajectory_sent = (0, 0.0)  # (points sent, wall time)
-        self._time_ns = 0
+        self._time_ns = self._time_sent_ns = 0
         self._detach: Callable[[], None] | None = None
         self._default_scene = scene
         self._host: Any = None
@@ -262,6 +262,9 @@ class LiveView:
                     self._handle(*item)
                 except Exception as err:  # a bad message must not end the view
                     _log.warning(f"live view: {item[0]}: {err!r}")
+            if self._time_ns != self._time_sent_ns:  # the clients' clock, once a batch
+                self._time_sent_ns = self._time_ns
+                self.server.broadcast_time(self._time_ns)
             self._send_trajectory()
             for topic in self._take_resend():
                 channel = self._channels[topic]
@@ -292,9 +295,7 @@ class LiveView:
         stamp = getattr(getattr(msg, "header", None), "stamp", None)
         if stamp is not None:
             t = convert.stamp_ns(stamp)
-            if t > self._time_ns:
-                self._time_ns = t
-                self.server.broadcast_time(t)
+            self._time_ns = max(self._time_ns, t)
         if topic in _INPUTS:
             self._follow(topic, msg)
         channel = self._channels.get(topic)
