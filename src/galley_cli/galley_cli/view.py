@@ -26,7 +26,7 @@ def _port(text: str) -> int:
     except ValueError:
         port = -1
     if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port; give 1024-65535, e.g. --view 8765")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535; 0: any free one)")
     return port
 
 
