@@ -6,6 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
+# The live view's page is tested in Debian's chromium (test/galley_runtime/view/test_page.py, which
+# skips with the reason where it is missing): install it where apt-get can.
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "test: apt-get install chromium (the live view's page test)"
+    apt-get install -y -qq chromium >/dev/null \
+        || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+        || echo "test: chromium not installed; the page test skips"
+fi
 echo "test: ruff check"
 .venv/bin/ruff check src test launch bench docs/hooks
 echo "test: ruff format --check"

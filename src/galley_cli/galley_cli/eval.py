@@ -13,6 +13,7 @@ from typing import Any
 
 from galley_cli import add_config_options, add_params_option, replan_as_count, require_option
 from galley_cli.errors import UsageError
+from galley_cli.view import add_view_option, viewing
 from galley_core.arguments import config_from_arguments
 from galley_episodes import EvalConfig, evaluate
 from galley_episodes.cluster import check_cluster_address
@@ -27,8 +28,12 @@ def _run(args: argparse.Namespace) -> int:
         f"galley eval --mode {config.mode}: {config.episodes or 'all'} episodes of split {config.split!r}; "
         f"report in {args.out}/"
     )
+    if args.view is not None and (config.workers > 1 or config.cluster):
+        elsewhere = f"--cluster {config.cluster}" if config.cluster else f"--workers {config.workers}"
+        raise UsageError(f"--view shows the episodes this process runs: use --workers 1 (not {elsewhere})")
     try:
-        metrics = evaluate(config, out_dir=args.out, policy=args.policy, params=list(args.params))
+        with viewing(args.view):
+            metrics = evaluate(config, out_dir=args.out, policy=args.policy, params=list(args.params))
     except ValueError as err:
         raise UsageError(str(err)) from None
     headline = metrics["headline"]
@@ -56,4 +61,5 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--out", type=Path, default=Path("runs/eval"), help="output folder (default: runs/eval)")
     add_params_option(p)
+    add_view_option(p)
     p.set_defaults(run=_run)

@@ -24,6 +24,7 @@ from typing import Any
 
 from galley_cli import existing_file, positive_number
 from galley_cli.errors import UsageError
+from galley_cli.view import add_view_option, viewing
 from galley_episodes.overrides import monitor_rate_rules
 from galley_nodes.registry import NODES, load_node_class
 from galley_runtime.config_files import default_params_files
@@ -121,7 +122,8 @@ def _run(args: argparse.Namespace) -> int:
     params = args.params
     if params is None:
         params = default_params_files()
-    replay(args.bag, nodes=args.node or ["monitor"], params_files=params, rate=args.rate)
+    with viewing(args.view, scene=_bag_scene(args.bag) if args.view is not None else None):
+        replay(args.bag, nodes=args.node or ["monitor"], params_files=params, rate=args.rate)
     return 0
 
 
@@ -153,4 +155,17 @@ def add_parser(sub: Any) -> None:
         type=existing_file,
         help="ROS 2 params file (default: config/galley.yaml)",
     )
+    add_view_option(p)
     p.set_defaults(run=_run)
+
+
+def _bag_scene(bag: Path) -> Any:
+    """The scene a galley bag was recorded in (metadata.yaml's galley.scene), for the live view."""
+    import yaml  # noqa: PLC0415 (deferred: only with --view)
+
+    from galley_runtime.config_files import find_scene  # noqa: PLC0415 (deferred: only with --view)
+
+    meta = bag / "metadata.yaml"
+    info = yaml.safe_load(meta.read_text()).get("rosbag2_bagfile_information", {}) if meta.is_file() else {}
+    name = (info.get("custom_data") or {}).get("galley.scene")
+    return find_scene(name) if name else None

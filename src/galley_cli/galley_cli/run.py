@@ -13,6 +13,7 @@ from typing import Any
 
 from galley_cli import add_config_options, add_params_option, replan_as_count
 from galley_cli.errors import UsageError
+from galley_cli.view import add_view_option, viewing
 from galley_core.arguments import config_from_arguments
 from galley_episodes import EpisodeConfig, EpisodeError, run_episode
 from galley_episodes.overrides import PRECEDENCE_HELP
@@ -29,7 +30,8 @@ def _run(args: argparse.Namespace) -> int:
     out = args.out or Path("runs") / time.strftime("run_%Y%m%d_%H%M%S")
     print(f"galley run: {args.instruction!r}, episode seed {config.seed}; report in {out}/")
     try:
-        summary = run_episode(args.instruction, config, out_dir=out, params=list(args.params))
+        with viewing(args.view):
+            summary = run_episode(args.instruction, config, out_dir=out, params=list(args.params))
     except EpisodeError as err:
         raise UsageError(str(err)) from None
     ok = sum(s["success"] for s in summary["steps"])
@@ -52,4 +54,5 @@ def add_parser(sub: Any) -> None:
     replan_as_count(p)
     p.add_argument("--out", type=Path, default=None, help="output folder (default: runs/run_<time>)")
     add_params_option(p)
+    add_view_option(p)
     p.set_defaults(run=_run)

@@ -89,6 +89,7 @@ class Bus:
         self._pending: deque[tuple[int, BusSubscription]] = deque()
         self._seq = 0
         self._taps: dict[str, list[Callable[[Any], None]]] = {}
+        self._observers: list[Callable[[str, str, Any], None]] = []
 
     # -- graph ---------------------------------------------------------------------------------
 
@@ -163,6 +164,18 @@ class Bus:
         """Call ``callback`` synchronously with every message published on ``topic``."""
         self._taps.setdefault(topic, []).append(callback)
 
+    def add_observer(self, callback: Callable[[str, str, Any], None]) -> Callable[[], None]:
+        """Call ``callback(topic, type_name, msg)`` with every message published on any topic.
+
+        Unlike a tap or a subscription, an observer is not counted by ``get_subscription_count``,
+        so it never makes a node do work it would otherwise skip (render a camera, say): what an
+        observer sees is exactly what the run publishes without it. The callback runs in the
+        publisher's call and must return quickly (a live view queues and drops). Returns a
+        function that removes the observer.
+        """
+        self._observers.append(callback)
+        return lambda: self._observers.remove(callback)
+
     # -- data flow -----------------------------------------------------------------------------
 
     def _enqueue(self, sub: BusSubscription, msg: Any) -> None:
@@ -183,6 +196,8 @@ class Bus:
                 self._enqueue(sub, msg)
         for tap in self._taps.get(pub.topic, ()):
             tap(msg)
+        for observer in self._observers:
+            observer(pub.topic, pub.type_name, msg)
 
     def deliver_pending(self) -> int:
         """Run the callbacks of every queued message, including ones their callbacks publish.

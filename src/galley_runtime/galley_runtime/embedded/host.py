@@ -37,7 +37,7 @@ from galley_runtime.node import Node, NodeHost, undeclared_tf
 from galley_runtime.params_file import ParameterError, load_params_files, node_parameters
 from galley_runtime.qos import QoS
 
-__all__ = ["EmbeddedHost", "EmbeddedNodeHost"]
+__all__ = ["EmbeddedHost", "EmbeddedNodeHost", "watch_hosts"]
 
 N = TypeVar("N", bound=Node)
 
@@ -56,6 +56,20 @@ def resolve_name(name: str, namespace: str, node_name: str) -> str:
     if name == "~" or name.startswith("~/"):
         return f"{namespace}/{node_name}{name[1:]}".rstrip("/")
     return f"{namespace}/{name}"
+
+
+#: Called with every EmbeddedHost made in this process (a live view attaches to each episode's).
+_HOST_WATCHERS: list[Callable[[EmbeddedHost], None]] = []
+
+
+def watch_hosts(callback: Callable[[EmbeddedHost], None]) -> Callable[[], None]:
+    """Call ``callback(host)`` with every :class:`EmbeddedHost` made from now on in this process.
+
+    For tools that follow whatever the commands run (``galley eval --view`` watches one episode's
+    host after another) without each command passing them along. Returns a function that stops it.
+    """
+    _HOST_WATCHERS.append(callback)
+    return lambda: _HOST_WATCHERS.remove(callback)
 
 
 @dataclass(eq=False)
@@ -237,6 +251,8 @@ class EmbeddedHost:
             if publish_clock
             else None
         )
+        for watcher in list(_HOST_WATCHERS):
+            watcher(self)
 
     # -- nodes ---------------------------------------------------------------------------------
 
