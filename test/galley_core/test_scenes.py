@@ -18,6 +18,7 @@ from galley_core.scenes.checks import check_arm, check_fit, check_names, check_o
 from galley_core.scenes.generate import ZONE_COLOURS, ZONE_SPACING_M, draw_scene
 from galley_core.scenes.splits import SPLITS, scene_name, split_seeds
 from galley_core.tasks.suite import generate_suite, plan_for_instruction
+from galley_description import ROBOT_XML
 
 REPO = Path(__file__).resolve().parents[2]
 KITCHEN = REPO / "config" / "scenes" / "kitchen.yaml"
@@ -149,7 +150,7 @@ def test_a_generated_suite_reads_back_with_zone_names_of_several_words() -> None
 
 
 def test_the_arm_check_flags_a_zone_beyond_reach_from_its_approach() -> None:
-    arm = load_arm(REPO / "src" / "galley_sim" / "galley_sim" / "models" / "galley_mm" / "robot.xml")
+    arm = load_arm(ROBOT_XML)
     document = yaml.safe_load(KITCHEN.read_text())
     assert check_arm(parse_scene(document), arm) == []
     document["zones"]["red"]["approach"] = [-3.0, 1.55, 1.5708]  # 0.4 m further back than set
