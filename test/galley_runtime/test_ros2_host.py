@@ -10,10 +10,12 @@ the reason. docs/tutorials/ros2.md ("Which tests run where") says which tests ru
 from __future__ import annotations
 
 import array
+import importlib
 import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -427,3 +429,20 @@ def test_kitchen_sim_launches_records_and_reports_a_failed_step():
         timeout=900,
     )
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-6000:]
+
+
+def test_a_node_whose_message_package_is_not_built_stops_in_one_line():
+    """On PyPI's wheels alone galley_msgs has no rclpy classes: the node says so, exit 2, no traceback."""
+    try:
+        importlib.import_module("galley_msgs.msg")
+        pytest.skip("galley_msgs is built here: the node starts")
+    except ModuleNotFoundError:
+        pass
+    code = "import sys\nfrom galley_nodes.executables import monitor\nsys.argv = ['m']\nsys.exit(monitor())\n"
+    env = {**os.environ, "ROS_DOMAIN_ID": "91", "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "[ERROR] monitor: unknown message type 'galley_msgs/msg/" in proc.stderr
+    assert "build it (colcon build)" in proc.stderr

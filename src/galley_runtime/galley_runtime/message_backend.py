@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-__all__ = ["MessageBackend", "MessageError", "byte_value", "type_name_of"]
+__all__ = ["MessageBackend", "MessageError", "UnknownMessageTypeError", "byte_value", "type_name_of"]
 
 
 class MessageError(TypeError):
     """A message type or field that does not exist, or a value of the wrong kind."""
+
+
+class UnknownMessageTypeError(MessageError):
+    """A message type whose package this host cannot load (under ROS 2: not built or not sourced)."""
 
 
 class MessageBackend(Protocol):

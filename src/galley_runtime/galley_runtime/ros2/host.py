@@ -58,6 +58,7 @@ from galley_core.config import ConfigError, config_from_values, describe_fields
 from galley_core.tf_tree import TransformError
 from galley_runtime import messages
 from galley_runtime.actions import ServerGoal
+from galley_runtime.message_backend import UnknownMessageTypeError
 from galley_runtime.node import Node, NodeHost, PerSeverityLogger, undeclared_tf
 from galley_runtime.params_file import ParameterError, unset_lists_as_empty
 from galley_runtime.qos import QoS
@@ -321,6 +322,12 @@ def run_node(node_cls: type[Node], args: Sequence[str] | None = None) -> int:
         rclpy.spin(ros_node)
     except ParameterError as err:
         print(f"[ERROR] {err}", file=sys.stderr)
+        return 2
+    except UnknownMessageTypeError as err:  # e.g. galley_msgs on PyPI's wheels alone: one line, not a trace
+        print(
+            f"[ERROR] {node_cls.name}: {err}; build it (colcon build) and source install/setup.bash",
+            file=sys.stderr,
+        )
         return 2
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from galley_runtime.message_backend import byte_value
+from galley_runtime.message_backend import UnknownMessageTypeError, byte_value
 
 __all__ = ["RclpyMessages"]
 
@@ -73,7 +73,7 @@ class RclpyMessages:
             try:
                 cls = self._classes[type_name] = getattr(importlib.import_module(f"{package}.msg"), name)
             except (AttributeError, ModuleNotFoundError) as err:
-                raise TypeError(
+                raise UnknownMessageTypeError(
                     f"unknown message type {type_name!r}: {err} (is the package built and sourced?)"
                 ) from None
         return cls
