@@ -252,7 +252,7 @@ def run_checks(*, render: bool = True, render_timeout_s: float = 60.0) -> list[C
                 required=True,
                 fix=f"run scripts/setup.sh (or pip install -e src/galley_{floor})",
             )
-            for floor in ("core", "runtime", "sim", "learning", "nodes", "cli")
+            for floor in ("core", "description", "runtime", "sim", "learning", "nodes", "episodes", "cli")
         ),
         _check_messages(),
     ]
