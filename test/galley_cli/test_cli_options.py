@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,10 +74,16 @@ def test_an_unknown_command_names_it_and_the_commands(capsys: pytest.CaptureFixt
     assert err.count("\n") == 1 and "invalid choice: 'plna'" in err and "'plan'" in err
 
 
-@pytest.mark.skipif(shutil.which("galley") is None, reason="the galley console script is not installed")
+#: The console script beside this interpreter (a venv's bin/, which need not be on PATH), else on PATH.
+GALLEY = next(
+    (str(p) for p in (Path(sys.executable).parent / "galley",) if p.is_file()), shutil.which("galley")
+)
+
+
+@pytest.mark.skipif(GALLEY is None, reason="the galley console script is not installed")
 def test_the_galley_executable_runs_main_and_exits_2_on_a_mistake() -> None:
     proc = subprocess.run(
-        ["galley", "nodes", "nosuch"], capture_output=True, text=True, timeout=120, check=False
+        [str(GALLEY), "nodes", "nosuch"], capture_output=True, text=True, timeout=120, check=False
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("galley nodes: no galley node 'nosuch'; known nodes: ")
