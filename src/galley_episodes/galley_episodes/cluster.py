@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from galley_episodes.cluster_files import EpisodeJournal
+from galley_episodes.config import CLUSTER_DOC, CLUSTER_PATTERN
 from galley_episodes.runners import EpisodeResources, EpisodeRunner, LocalRunner, located
 from galley_runtime.config_files import default_params_files
 from galley_runtime.params_file import load_params_files, parameters_for
@@ -37,19 +38,10 @@ __all__ = [
     "run_episodes",
 ]
 
-CLUSTER_HELP = (
-    "run each episode as a task of a Ray cluster: auto (the cluster this machine belongs to), "
-    "ray://HOST:PORT (Ray Client), HOST:PORT (a cluster's GCS address) or local (start Ray here); "
-    "episodes' files come back to --out through Ray's object store (pip install -r requirements-cluster.txt)"
-)
-
-
-_ADDRESS = re.compile(r"(auto|local|ray://[\w.\-]+:\d+|[\w.\-]+:\d+)")
-
 
 def check_cluster_address(text: str) -> str:
-    """argparse type of ``--cluster``: auto, local, ray://HOST:PORT or HOST:PORT."""
-    if not _ADDRESS.fullmatch(text.strip()):
+    """argparse type of ``--cluster``: auto, local, ray://HOST:PORT or HOST:PORT (the fields' pattern)."""
+    if not text.strip() or not re.fullmatch(CLUSTER_PATTERN, text.strip()):
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a cluster address: use auto, local, ray://HOST:PORT or HOST:PORT"
         )
@@ -59,7 +51,7 @@ def check_cluster_address(text: str) -> str:
 def add_cluster_option(parser: argparse.ArgumentParser, *, resume: str = "") -> None:
     """``--cluster ADDRESS`` (default: none, this machine's processes); ``--resume`` with its help."""
     parser.add_argument(
-        "--cluster", type=check_cluster_address, default=None, metavar="ADDRESS", help=CLUSTER_HELP
+        "--cluster", type=check_cluster_address, default=None, metavar="ADDRESS", help=CLUSTER_DOC
     )
     if resume:
         parser.add_argument("--resume", action="store_true", help=resume)

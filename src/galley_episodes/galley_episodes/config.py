@@ -54,7 +54,7 @@ class EpisodeConfig(Config):
 
 #: A Ray cluster's address (``--cluster``): auto, local, ray://HOST:PORT or HOST:PORT; empty: none.
 CLUSTER_PATTERN = r"|auto|local|ray://[\w.\-]+:\d+|[\w.\-]+:\d+"
-_CLUSTER_DOC = (
+CLUSTER_DOC = (
     "run each episode as a task of a Ray cluster: auto (the cluster this machine belongs to), "
     "ray://HOST:PORT (Ray Client), HOST:PORT (its GCS) or local (start Ray here); episodes' files come "
     "back through Ray's object store (pip install -r requirements-cluster.txt); empty: this machine's "
@@ -75,7 +75,7 @@ class EvalConfig(Config):
     steps: int = param(0, "run each plan's first N steps; 0: all", ge=0)
     replan: int = param(-1, _REPLAN_DOC, ge=-1)
     inject: str = param("", _INJECT_DOC, choices=INJECTIONS)
-    cluster: str = param("", _CLUSTER_DOC, pattern=CLUSTER_PATTERN)
+    cluster: str = param("", CLUSTER_DOC, pattern=CLUSTER_PATTERN)
     resume: bool = param(False, "keep the episodes an interrupted run left in OUT/episodes/, run the rest")
 
     @property
@@ -103,7 +103,7 @@ class CollectConfig(Config):
     )
     steps: int = param(0, "keep the first N steps of each gold plan; 0: all", ge=0)
     cluster: str = param(
-        "", _CLUSTER_DOC + "; a killed driver resumes by running again", pattern=CLUSTER_PATTERN
+        "", CLUSTER_DOC + "; a killed driver resumes by running again", pattern=CLUSTER_PATTERN
     )
 
     def __post_init__(self) -> None:
