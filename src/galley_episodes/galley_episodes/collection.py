@@ -20,6 +20,11 @@ The bags hold every topic but /clock: each message's timestamp is already the si
 was received at, and /clock at 100 Hz would be a fifth of the messages. ``galley replay`` runs
 its own clock; ``ros2 bag play --clock`` publishes one from the timestamps.
 
+``--scenes train`` (or a comma list of scene names and files) draws episodes across kitchens:
+episode k runs in scene k mod their number, on its own suite's train split; each record of
+``collection.json`` names its scene, as each bag's ``episode.json`` does, and ``scenes/<name>.yaml``
+keeps a copy of every scene file, where the dataset reader looks first for a bag's scene.
+
 Episodes already in ``--out`` are kept: running again with a larger ``--episodes`` adds the rest.
 
 ``--perturb SCALE`` collects demonstrations with recoveries (DART, Laskey et al. 2017): the

@@ -45,6 +45,13 @@ With either, ``metrics.json`` adds ``sr_episode_replan`` (episodes that succeede
 gets, episodes being deterministic), ``replans``, ``recovered`` and ``injected``, and
 ``episodes.csv`` the columns ``replans`` and ``injected``; ``sr`` and ``sr_episode`` then score the
 first plan's steps.
+``--scene NAME|FILE`` evaluates in that scene on its own suite (made where missing,
+:mod:`galley_episodes.scenes`). ``--scenes unseen`` (``train``, or a comma list of names and files)
+evaluates in each scene on its own suite, ``--episodes`` of each, all episodes in one pool;
+``metrics.json``'s figures are then pooled over every episode, and its ``scenes`` block holds each
+scene's (:func:`galley_episodes.eval_metrics.scene_metrics`: ``episodes``, ``em``, ``sr``,
+``sr_episode``, ``m``, the failed episodes); ``episodes.csv`` and ``steps.csv`` name each row's scene
+and ``scenes.png`` draws each scene's episode SR (EM in planner mode) against the overall.
 ``headline`` names the figure that leads (``sr_episode_replan`` with replanning, ``sr_episode``
 without, ``em`` in planner mode) and what it counts; ``galley eval`` prints it last.
 """
