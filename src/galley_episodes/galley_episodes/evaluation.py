@@ -193,7 +193,7 @@ def evaluate(
     executed: list[dict[str, Any] | None] = (
         _execute(
             entries,
-            [files.ref for files in scene_of],
+            [(files.ref, files.name) for files in scene_of],
             policy=policy,
             params=params,
             workers=workers,
@@ -348,7 +348,7 @@ def _execute_one(
 
 def _execute(
     entries: list[SuiteEntry],
-    scenes: list[str],
+    scenes: list[tuple[str, str]],
     *,
     policy: Path | None,
     params: list[Path],
@@ -359,15 +359,15 @@ def _execute(
     cluster: str | None = None,
 ) -> list[dict[str, Any]]:
     """Execute every entry (in ``workers`` processes, or on ``cluster``) with progress, via ``journal``."""
-    several = len(set(scenes)) > 1  # a journal of one scene reads as before
+    several = len(set(scenes)) > 1  # a journal of one scene reads as before; names survive a moved folder
     return run_episodes(
         _execute_one,
         [
-            dict(entry=e, scene_name=scene, policy=policy, params=params, replan=replan)
+            dict(entry=e, scene_name=scene[0], policy=policy, params=params, replan=replan)
             for e, scene in zip(entries, scenes, strict=True)
         ],
         keys=[
-            {"id": e.id, "seed": e.seed, "plan": list(e.plan)} | ({"scene": scene} if several else {})
+            {"id": e.id, "seed": e.seed, "plan": list(e.plan)} | ({"scene": scene[1]} if several else {})
             for e, scene in zip(entries, scenes, strict=True)
         ],
         journal=journal,
