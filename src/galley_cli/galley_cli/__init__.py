@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
@@ -112,6 +113,21 @@ def add_config_options(
         elif info.type is float and info.spec.gt == 0 and info.spec.ge is None:
             action.type = positive_number
     return added
+
+
+#: ``--scene``'s help, the same on every command (galley_episodes.scenes resolves the value).
+SCENE_HELP = (
+    "scene name (config/scenes/<name>.yaml, or kitchen_<seed>: a generated kitchen, made on first use) or "
+    "scene file; its map and suite are found or made beside it, and it must pass galley scene check"
+)
+
+
+def say(args: argparse.Namespace) -> Callable[[str], None]:
+    """Where a command's notes go (a kitchen made, a scene checked, a map written): stderr, a line each.
+
+    stderr, so that what a command prints on stdout (``galley plan --json``) stays its answer.
+    """
+    return lambda line: print(f"galley {args.command}: {line}", file=sys.stderr, flush=True)
 
 
 _REPLAN_HELP = "replans per episode after a failed step (default: the params files' max_replans, 0)"

@@ -18,6 +18,7 @@ from galley_core.arguments import argument_help, config_from_arguments
 from galley_core.config import describe_fields
 from galley_episodes import CollectConfig, collect
 from galley_episodes.cluster import check_cluster_address
+from galley_episodes.scenes import SceneCheckError
 
 __all__ = ["add_parser"]
 
@@ -26,6 +27,8 @@ def _run(args: argparse.Namespace) -> int:
     config = config_from_arguments(CollectConfig, args)
     try:
         report = collect(config, out=args.out)
+    except SceneCheckError:
+        raise  # one line per problem (galley_cli.main)
     except ValueError as err:
         raise UsageError(str(err)) from None
     run = report["this_run"]

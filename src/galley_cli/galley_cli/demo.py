@@ -25,14 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from galley_cli import add_params_option, seed_number
+from galley_cli import SCENE_HELP, add_params_option, seed_number
 from galley_core.geometry import Pose2D, normalize_angle
 from galley_episodes.bringup import Given, build_host, stack_settings
 from galley_episodes.overrides import PRECEDENCE_HELP, shown_path
 from galley_episodes.report import TopicLog, top_down_axes
+from galley_episodes.scenes import resolve_scene
 from galley_nodes import stack
 from galley_runtime import messages
-from galley_runtime.config_files import find_map, find_scene
 from galley_runtime.conversions import pose_msg
 from galley_runtime.msg_constants import ACTION_FAILED, ACTION_SUCCEEDED
 from galley_runtime.qos import QoS
@@ -52,11 +52,11 @@ def run_tour(
     cameras: bool,
 ) -> dict[str, Any]:
     """Run the tour and write its report; returns the summary."""
-    find_scene(scene_name)  # an unknown scene is named as such, with the scenes there are
-    map_file = find_map(scene_name)
+    files = resolve_scene(scene_name, say=lambda line: print(f"galley demo: {line}", flush=True))
+    map_file = files.map
     mode = stack.Mode(graph="tour")
     given = {
-        "scene": Given(scene_name, f"--scene ({scene_name})"),
+        "scene": Given(files.ref, f"--scene ({scene_name})"),
         "seed": Given(seed, f"--seed ({seed})"),
         "cameras": Given(
             cameras, "--cameras" if cameras else "the cameras being off without --cameras", owned=cameras
@@ -192,7 +192,7 @@ def add_parser(sub: Any) -> None:
         description="Drive to every zone of the kitchen on the built-in simulator, with a picture. "
         + PRECEDENCE_HELP,
     )
-    p.add_argument("--scene", default="kitchen", help="scene name (default: kitchen)")
+    p.add_argument("--scene", default="kitchen", help=SCENE_HELP + " (default: kitchen)")
     p.add_argument(
         "--seed", type=seed_number, default=0, help="episode seed: start pose, objects, colours (default: 0)"
     )

@@ -38,6 +38,7 @@ from galley_core.scene import SceneError
 from galley_core.tasks.grammar import InvalidPlanError
 from galley_core.tasks.suite import SuiteError
 from galley_episodes import EpisodeError
+from galley_episodes.scenes import SceneCheckError
 from galley_runtime.params_file import ParameterError
 from galley_runtime.recording.staging import UnfinishedBagError
 
@@ -100,6 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return int(args.run(args))
+    except SceneCheckError as err:  # a scene that fails galley scene check: one line per problem
+        for line in err.lines():
+            print(f"galley {args.command}: {line}", file=sys.stderr)
+        return 2
     except (*USER_ERRORS, FileNotFoundError) as err:
         # One line, whatever the error's text holds (a YAML parser's message spans four).
         print(f"galley {args.command}: {' '.join(str(err).split())}", file=sys.stderr)

@@ -15,13 +15,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from galley_cli import add_params_option, seed_number
+from galley_cli import SCENE_HELP, add_params_option, seed_number
 from galley_cli.errors import UsageError
 from galley_core.config import describe_fields
 from galley_episodes.overrides import Resolved, shown_path
 from galley_nodes import stack
 from galley_nodes.registry import NODES, load_node_class
-from galley_runtime.config_files import default_params_files, find_scene
+from galley_runtime.config_files import default_params_files
 from galley_runtime.params_file import CODE_DEFAULT, load_params_files, node_parameters
 
 __all__ = ["add_parser", "describe_node", "effective_parameters"]
@@ -71,9 +71,8 @@ def _effective(args: argparse.Namespace) -> int:
             f"one of {', '.join(sorted(NODES))}"
         )
     cameras = args.cameras or args.policy is not None
-    scene = find_scene(args.scene)  # an unknown scene: the scenes there are
     settings = run_settings(
-        scene.name, args.seed, out_dir=args.out, cameras=cameras, params=args.params, policy=args.policy
+        args.scene, args.seed, out_dir=args.out, cameras=cameras, params=args.params, policy=args.policy
     )
     mode = stack.Mode(driver="policy" if args.policy else "oracle", cameras=cameras, record=bool(args.out))
     for name in args.names:
@@ -115,7 +114,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="each parameter's value in effect and its layer, for the bring-up the options below choose",
     )
-    p.add_argument("--scene", default="kitchen", help="--effective: scene name (default: kitchen)")
+    p.add_argument("--scene", default="kitchen", help="--effective: " + SCENE_HELP + " (default: kitchen)")
     p.add_argument("--seed", type=seed_number, default=0, help="--effective: episode seed (default: 0)")
     p.add_argument("--policy", type=Path, default=None, help="--effective: a training run drives")
     p.add_argument("--cameras", action="store_true", help="--effective: the cameras render (as --video)")

@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from galley_cli import seed_number
+from galley_cli import SCENE_HELP, say, seed_number
 from galley_cli.errors import UsageError
 from galley_core.language.planning import PlanningError
+from galley_episodes.scenes import resolve_scene
 from galley_learning.planners.configured import planner_from_params
 from galley_learning.planners.images import read_png, render_top_down
 
@@ -26,8 +27,9 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.seed is not None and args.image is not None:
         raise UsageError("give either --seed or --image, not both")
+    overrides = {"scene": resolve_scene(args.scene, say=say(args)).ref} if args.scene else None
     try:
-        planner, scene, _ = planner_from_params(args.planner, args.params_file)
+        planner, scene, _ = planner_from_params(args.planner, args.params_file, overrides)
     except (PlanningError, ValueError) as err:
         raise UsageError(str(err)) from None
     image = None
@@ -55,6 +57,7 @@ def _run(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("plan", help="plan an instruction: one step per line (or --json)")
     p.add_argument("instruction", help='e.g. "Move the bowl to the green zone."')
+    p.add_argument("--scene", default=None, help=SCENE_HELP + " (default: the parameter file's, kitchen)")
     p.add_argument("--seed", type=seed_number, default=None, help="render the top-down image of this episode")
     p.add_argument("--image", type=Path, default=None, help="top-down image (PNG) to plan on")
     p.add_argument(

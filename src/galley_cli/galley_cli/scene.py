@@ -3,9 +3,11 @@
 * ``galley scene generate --seed S`` writes kitchen ``S`` (``config/scenes/kitchen_<S>.yaml`` unless
   ``--out FILE``), its occupancy map and its instruction suite where galley finds them (see
   :func:`galley_sim.scene_gen.companion_paths`), so that ``galley run --scene kitchen_<S>`` runs in it;
-* ``galley scene generate --split train|unseen --out DIR`` writes every kitchen of a split
+* ``galley scene generate --split train|unseen [--out DIR]`` writes every kitchen of a split
   (:data:`galley_core.scenes.splits.SPLITS`) under ``DIR/config/scenes``, ``DIR/config/suites`` and
-  ``DIR/maps``: point ``GALLEY_CONFIG_DIR`` at ``DIR/config`` to run in them;
+  ``DIR/maps``; the default DIR, ``runs/scenes/<split>``, is the scene cache where ``--scene
+  kitchen_<seed>`` and ``--scenes <split>`` find them (:mod:`galley_episodes.scenes`; they are
+  generated there on first use anyway); elsewhere, point ``GALLEY_CONFIG_DIR`` at ``DIR/config``;
 * ``galley scene check FILE`` runs the checks every generated kitchen passes (galley_core.scenes.checks
   and the simulator's preflight): one line per problem and exit status 2, or a summary and 0.
 """
@@ -21,6 +23,7 @@ from typing import Any
 from galley_cli import positive_number, seed_number
 from galley_cli.errors import UsageError
 from galley_core.scenes.splits import SPLITS, scene_name, split_seeds
+from galley_episodes.scenes import cache_dir
 from galley_runtime.config_files import find_scene
 
 __all__ = ["add_parser"]
@@ -32,7 +35,7 @@ def _generate(args: argparse.Namespace) -> int:
     if (args.seed is None) == (args.split is None):
         raise UsageError("give one of --seed S (one kitchen) or --split train|unseen (all of a split)")
     if args.split is not None:
-        root = args.out or Path("runs") / "scenes" / args.split
+        root = args.out or cache_dir() / args.split
         if root.suffix in (".yaml", ".yml"):
             raise UsageError(f"--out {root}: a split is written into a folder, not one file")
         seeds = split_seeds(args.split)
@@ -55,7 +58,12 @@ def _generate(args: argparse.Namespace) -> int:
             f"{', '.join(str(p) for p in written if p.suffix != '.pgm')}",
             flush=True,
         )
-    if args.split is not None:
+    if args.split is not None and root.resolve() == (cache_dir() / args.split).resolve():
+        print(
+            f"galley scene generate: run in them with: galley run --scene {scene_name(seeds[0])} ..., "
+            f"or galley eval --scenes {args.split} ..."
+        )
+    elif args.split is not None:
         print(
             "galley scene generate: run in them with "
             f"GALLEY_CONFIG_DIR={root / 'config'} galley run --scene {scene_name(seeds[0])} ..."
@@ -103,7 +111,7 @@ def add_parser(sub: Any) -> None:
         type=Path,
         default=None,
         help="with --seed: the scene file (default config/scenes/kitchen_<seed>.yaml); with --split: the "
-        "folder (default runs/scenes/<split>)",
+        "folder (default runs/scenes/<split>: the scene cache, where --scene kitchen_<seed> finds them)",
     )
     g.add_argument(
         "--resolution", type=positive_number, default=0.05, help="map cell size in metres (default 0.05)"

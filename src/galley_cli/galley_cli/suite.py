@@ -17,18 +17,19 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from galley_cli import seed_number
+from galley_cli import SCENE_HELP, say, seed_number
 from galley_cli.errors import UsageError
 from galley_core.language.phrasings import generate_phrasing_suite
 from galley_core.tasks.suite import SUITE_VERSION, generate_suite, save_suite
-from galley_runtime.config_files import find_scene
+from galley_episodes.scenes import resolve_scene
 
 __all__ = ["add_parser"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    scene = find_scene(args.scene)
-    folder = Path("config") / "suites"
+    files = resolve_scene(args.scene, say=say(args))
+    scene = files.scene
+    folder = files.suite.parent  # where galley finds the scene's suites
     if args.phrasing and args.seed:
         raise UsageError(
             "--seed draws a fresh instruction suite; the phrasing split has one fixed grammar draw"
@@ -61,7 +62,7 @@ def add_parser(sub: Any) -> None:
         "second phrase grammar (split phrasing; template phrasing/<kind>/<relocation>) and 84 that the "
         "scene cannot ground (split out_of_scope, empty plans). galley eval-planner reports both.",
     )
-    p.add_argument("--scene", default="kitchen", help="scene name or file (default: kitchen)")
+    p.add_argument("--scene", default="kitchen", help=SCENE_HELP + " (default: kitchen)")
     p.add_argument(
         "--phrasing",
         action="store_true",
@@ -74,5 +75,10 @@ def add_parser(sub: Any) -> None:
         help="draw a fresh suite with this seed, shuffled, for evaluation (default 0: the shipped suite); "
         "written to runs/suites/<scene>_v<N>_seed<S>.yaml",
     )
-    p.add_argument("--out", type=Path, default=None, help="output (default: config/suites/<scene>_v<N>.yaml)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output (default: config/suites/<scene>_v<N>.yaml, or suites/ beside a scene file)",
+    )
     p.set_defaults(run=_run)

@@ -10,11 +10,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from galley_cli import SCENE_HELP, say
 from galley_cli.errors import UsageError
 from galley_core.arguments import add_arguments, config_from_arguments
+from galley_episodes.scenes import resolve_scene
 from galley_learning.planners.configured import load_suite_entries
 from galley_learning.planners.train_config import PlannerTrainConfig
-from galley_runtime.config_files import find_scene
 
 __all__ = ["add_parser"]
 
@@ -23,8 +24,9 @@ def _run(args: argparse.Namespace) -> int:
     from galley_learning.planners.galley_model import DEFAULT_WEIGHTS  # noqa: PLC0415 (deferred: torch)
     from galley_learning.planners.galley_train import train_planner  # noqa: PLC0415 (deferred: torch)
 
-    scene = find_scene(args.scene)
-    suite = load_suite_entries(args.suite)
+    files = resolve_scene(args.scene, say=say(args))
+    scene = files.scene
+    suite = load_suite_entries(args.suite or str(files.suite))
     if not suite:
         raise UsageError(f"suite {args.suite!r} has no entries; generate it with: galley suite")
     config = config_from_arguments(PlannerTrainConfig, args)  # each value checked by the parser
@@ -39,9 +41,11 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("train-planner", help="train galley's offline planner (CPU, minutes, shows progress)")
-    p.add_argument("--scene", default="kitchen", help="scene name or file (default: kitchen)")
+    p.add_argument("--scene", default="kitchen", help=SCENE_HELP + " (default: kitchen)")
     p.add_argument(
-        "--suite", default="kitchen_v1", help="suite whose held-out parts are kept out of training"
+        "--suite",
+        default="",
+        help="suite whose held-out parts are kept out of training (default: the scene's own)",
     )
     add_arguments(p.add_argument_group("training"), PlannerTrainConfig)
     p.add_argument("--out", type=Path, default=None, help="weights file (default: the shipped weights)")

@@ -20,6 +20,11 @@ The bags hold every topic but /clock: each message's timestamp is already the si
 was received at, and /clock at 100 Hz would be a fifth of the messages. ``galley replay`` runs
 its own clock; ``ros2 bag play --clock`` publishes one from the timestamps.
 
+``--scenes train`` (or a comma list of scene names and files) draws episodes across kitchens:
+episode k runs in scene k mod their number, on its own suite's train split; each record of
+``collection.json`` names its scene, as each bag's ``episode.json`` does, and ``scenes/<name>.yaml``
+keeps a copy of every scene file, where the dataset reader looks first for a bag's scene.
+
 Episodes already in ``--out`` are kept: running again with a larger ``--episodes`` adds the rest.
 
 ``--perturb SCALE`` collects demonstrations with recoveries (DART, Laskey et al. 2017): the
@@ -47,12 +52,12 @@ from galley_core.episode import sample_episode
 from galley_core.files import replacing
 from galley_core.scene import SceneError
 from galley_core.tasks.grammar import InvalidPlanError
-from galley_core.tasks.suite import plan_for_instruction
+from galley_core.tasks.suite import SuiteEntry, plan_for_instruction
 from galley_episodes.cluster import episode_runner
 from galley_episodes.config import CollectConfig, EpisodeConfig
 from galley_episodes.episode import run_episode
+from galley_episodes.scenes import SceneFiles, outside_configuration, resolve_scene, resolve_scenes
 from galley_learning.planners.configured import load_suite_entries
-from galley_runtime.config_files import find_scene
 from galley_runtime.params_file import ParameterError
 
 __all__ = ["CollectConfig", "CollectError", "collect", "parse_image_size"]
@@ -138,13 +143,9 @@ def collect(config: CollectConfig, *, out: Path, progress: bool = True) -> dict[
             is recorded.
         ValueError: no train-split instructions, or ``out`` holds episodes of other camera settings.
     """
-    scene = find_scene(config.scene)
-    entries = [e for e in load_suite_entries(config.suite) if e.split == "train"]
-    if not entries:
-        raise ValueError(
-            f"suite {config.suite!r} has no train-split instructions; generate it with: galley suite"
-        )
+    kitchens = _kitchens(config, progress)
     done = _prepare(out)
+    _keep_scene_files(out, [files for files, _ in kitchens])
     params = out / "params.yaml"
     if done and params.exists() and params.read_text() != _params_yaml(config):
         raise ValueError(
@@ -173,7 +174,8 @@ def collect(config: CollectConfig, *, out: Path, progress: bool = True) -> dict[
         while queue or pending:
             while queue and len(pending) < pool.slots:
                 number = queue.pop(0)
-                instruction, seed, plan = _choose(config, number, entries, scene)
+                files, entries = kitchens[number % len(kitchens)]
+                instruction, seed, plan = _choose(config, number, entries, files.scene)
                 name = f"ep_{number:06d}"
                 pending[
                     pool.submit(
@@ -181,7 +183,7 @@ def collect(config: CollectConfig, *, out: Path, progress: bool = True) -> dict[
                         instruction=instruction,
                         seed=seed,
                         plan=plan,
-                        scene=scene.name,
+                        scene=files.ref,
                         work=str(out / ".work" / name),
                         params=str(params),
                         perturb=config.perturb,
@@ -218,6 +220,49 @@ def collect(config: CollectConfig, *, out: Path, progress: bool = True) -> dict[
     return _write_records(out, config, records, time.perf_counter() - start, finished)
 
 
+def _kitchens(config: CollectConfig, progress: bool) -> list[tuple[SceneFiles, list[SuiteEntry]]]:
+    """The scenes episodes are drawn in (``--scenes``, else ``--scene``), each with its train-split entries.
+
+    Raises:
+        ValueError: ``--scenes`` with ``--suite``, or a suite without train-split instructions.
+        SceneError: a scene is missing, invalid or fails a check.
+    """
+    say = (lambda line: print(f"galley collect: {line}", flush=True)) if progress else None
+    if config.scenes and config.suite:
+        raise ValueError("--scenes draws each scene's episodes from its own suite: leave out --suite")
+    if config.scenes:
+        scenes = resolve_scenes(config.scenes, say=say)
+    else:
+        scenes = [resolve_scene(config.scene, say=say)]
+    if config.cluster and (elsewhere := outside_configuration(scenes)):
+        raise ValueError(
+            f"--cluster ships the configuration folder, and {', '.join(elsewhere[:3])}"
+            f"{' ...' if len(elsewhere) > 3 else ''} lie outside it: copy the scene files (with their maps "
+            "and suites) into config/, or leave out --cluster"
+        )
+    kitchens = []
+    for files in scenes:
+        suite = config.suite or str(files.suite)
+        entries = [e for e in load_suite_entries(suite) if e.split == "train"]
+        if not entries:
+            raise ValueError(
+                f"suite {suite!r} has no train-split instructions; generate it with: galley suite"
+            )
+        kitchens.append((files, entries))
+    return kitchens
+
+
+def _keep_scene_files(out: Path, scenes: list[SceneFiles]) -> None:
+    """Copy the scene files into ``out/scenes/``: the dataset reader finds each bag's scene there."""
+    folder = out / "scenes"
+    folder.mkdir(exist_ok=True)
+    for files in scenes:
+        target = folder / f"{files.name}.yaml"
+        if not target.exists() or target.read_bytes() != files.file.read_bytes():
+            with replacing(target) as tmp:
+                tmp.write_bytes(files.file.read_bytes())
+
+
 def _prepare(out: Path) -> set[str]:
     """Make the collection's folders (an empty .work/); the names of the episodes already there."""
     for sub in ("episodes", "failed"):
@@ -235,6 +280,7 @@ def _file(out: Path, name: str, summary: dict[str, Any]) -> dict[str, Any]:
         shutil.move(str(work), str(out / ("episodes" if ok else "failed") / name))
     return {
         "success": ok,
+        "scene": summary.get("scene"),
         "instruction": summary.get("instruction"),
         "seed": summary.get("seed"),
         "plan": summary.get("plan"),
@@ -269,6 +315,7 @@ def _write_records(
             "camera_rate_hz": config.camera_rate_hz,
             "suite": config.suite,
             "scene": config.scene,
+            "scenes": config.scenes,
             "perturb": config.perturb,
             "steps": config.steps,
             "cluster": config.cluster or None,

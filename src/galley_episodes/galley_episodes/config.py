@@ -20,6 +20,7 @@ EVAL_MODES = ("planner", "policy", "joint")
 #: ``--inject``: none, knock the held object out of the gripper, or move the next object.
 INJECTIONS = ("", "knock", "move")
 
+_SCENE_DOC = "scene name (config/scenes/<name>.yaml, or kitchen_<seed>: a generated kitchen) or scene file"
 _REPLAN_DOC = "replans per episode after a failed step; -1: the params files' max_replans (0)"
 _INJECT_DOC = "inject one failure: knock the held object out of the gripper, or move the next object"
 
@@ -33,7 +34,7 @@ class EpisodeConfig(Config):
     """One episode of the built-in simulator (:func:`galley_episodes.run_episode`)."""
 
     seed: int = param(0, "episode seed: robot start, object placement and colours", ge=0)
-    scene: str = param("kitchen", "scene name (config/scenes/<scene>.yaml)")
+    scene: str = param("kitchen", _SCENE_DOC)
     plan: str = param("", 'steps separated by ";"; empty: ask the task_planner node')
     video: bool = param(False, "render the base camera and write video.mp4")
     cameras: bool = param(False, "render the robot's cameras even where nothing of this run needs them")
@@ -67,8 +68,15 @@ class EvalConfig(Config):
     """An evaluation over the instruction suite (:func:`galley_episodes.evaluate`)."""
 
     mode: str = param("policy", "planner (EM), policy (SR) or joint (EM, SR, M)", choices=EVAL_MODES)
-    episodes: int = param(50, "instructions to evaluate; 0: the whole split", ge=0)
-    suite: str = param("", "suite file; empty: config/suites/<newest>.yaml")
+    episodes: int = param(50, "instructions to evaluate (per scene with --scenes); 0: the whole split", ge=0)
+    suite: str = param("", "suite file; empty: --scene's suite, else config/suites/<newest>.yaml")
+    scene: str = param("", "scene name or file to evaluate in (its suite, found or made); empty: --suite's")
+    scenes: str = param(
+        "",
+        "evaluate in each of these scenes, on its own suite, reported per scene and overall: a split "
+        "(train, unseen: generated kitchens, made on first use) or a comma list of scene names and files; "
+        "--episodes is per scene",
+    )
     split: str = param("test", "suite split", choices=("train", "test", "unseen", "all"))
     planner: str = param("gold", "planner for EM: gold (sanity), galley, openai, ...")
     workers: int = param(1, "simulator processes running episodes in parallel", ge=1)
@@ -96,8 +104,13 @@ class CollectConfig(Config):
     # Unbounded here: the simulator's parameter check names sim.camera_rate_hz, and a collection
     # stops at that first episode (CollectError) rather than recording failures.
     camera_rate_hz: float = param(10.0, "camera rate", unit="Hz")
-    suite: str = param("kitchen_v1", "instruction suite (its train split is used)")
-    scene: str = param("kitchen", "scene name (config/scenes/<scene>.yaml)")
+    suite: str = param("", "instruction suite (its train split is used); empty: the scene's own")
+    scene: str = param("kitchen", _SCENE_DOC)
+    scenes: str = param(
+        "",
+        "draw episodes across these scenes, episode k in scene k mod their number, each on its own "
+        "suite: a split (train: the 100 training kitchens) or a comma list of scene names and files",
+    )
     perturb: float = param(
         0.0, "noise scale on the oracle's commands in short spells (DART); 0: none", ge=0.0
     )

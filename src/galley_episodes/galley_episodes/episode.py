@@ -43,9 +43,9 @@ from galley_episodes.config import EpisodeConfig, EpisodeError
 from galley_episodes.overrides import Resolved, shown_path
 from galley_episodes.replanning import ReplanLog
 from galley_episodes.report import TopicLog, top_down_axes
+from galley_episodes.scenes import resolve_scene
 from galley_nodes import stack
 from galley_runtime import messages
-from galley_runtime.config_files import find_map, find_scene
 from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.msg_constants import ACTION_FAILED, STEP_FAILED, STEP_STARTED, STEP_SUCCEEDED
 from galley_runtime.qos import QoS
@@ -90,7 +90,7 @@ def policy_sees_images(policy: Path | None) -> bool:
 
 
 def run_settings(
-    scene_name: str,
+    scene_value: str,
     seed: int,
     *,
     out_dir: Path | None,
@@ -104,7 +104,9 @@ def run_settings(
 ) -> Resolved:
     """The parameters ``galley run`` gives its nodes on top of the params files (module ``overrides``).
 
-    The command owns the episode (``--scene``, ``--seed``), the recorder's output (``--out``), a
+    ``scene_value`` is a ``--scene`` value (:func:`galley_episodes.scenes.resolve_scene`: a name or
+    a file; the nodes get its ``ref``, and the map beside it). The command owns the episode
+    (``--scene``, ``--seed``), the recorder's output (``--out``), a
     policy's run and judging (``--policy``) and, where it needs them (``cameras``: ``--video``, a
     policy, ``galley collect``), the cameras; a ``--params`` file's value wins over the scene's map,
     the oracle's step judging and the cameras being off. Without cameras, the monitor does not watch
@@ -112,14 +114,15 @@ def run_settings(
     come from in the notes (default: ``--scene`` and ``--seed``). The parameters are the stack's
     (galley_nodes.stack) for the mode.
     """
-    scene_from = episode_from or f"--scene ({scene_name})"
+    files = resolve_scene(scene_value)
+    scene_from = episode_from or f"--scene ({scene_value})"
     bag = f"--out (this run's bag is {out_dir / 'bag'})" if out_dir is not None else ""
     need = "this run's need of the cameras (--video, --policy)" if cameras else "--video being off"
     given = {
-        "scene": Given(scene_name, scene_from),
+        "scene": Given(files.ref, scene_from),
         "seed": Given(seed, episode_from or f"--seed ({seed})"),
         "cameras": Given(cameras, need, owned=cameras),
-        "map": Given(str(find_map(scene_name)), f"the scene's map {shown_path(find_map(scene_name))}", False),
+        "map": Given(str(files.map), f"the scene's map {shown_path(files.map)}", False),
         "output_dir": Given(str(out_dir), bag),
         "bag_name": Given("bag", bag),
         "policy": Given(str(policy), f"--policy ({policy})"),
@@ -181,7 +184,8 @@ def run_episode(
     seed, video, perturb, inject = config.seed, config.video, config.perturb, config.inject
     max_replans = config.max_replans
     needed = policy_sees_images(policy) or video or config.cameras
-    scene = find_scene(config.scene)
+    files = resolve_scene(config.scene, say=(lambda line: print(line, flush=True)) if progress else None)
+    scene = files.scene
     plan, gold = resolve_plan(instruction, scene, seed, config.plan)
     if out_dir is not None:  # made by the recorder, once every node's parameters are checked
         if out_dir.exists() and not out_dir.is_dir():
@@ -191,7 +195,7 @@ def run_episode(
                 f"{out_dir / 'bag'} exists already; choose another --out (nothing is overwritten)"
             )
     settings = run_settings(
-        scene.name,
+        config.scene,
         seed,
         out_dir=out_dir,
         cameras=needed,
@@ -248,6 +252,7 @@ def run_episode(
         results=results,
         log=log,
         scene=scene.name,
+        scene_file=str(files.file.resolve()),
         seed=seed,
         sim_s=host.now_s,
         wall_s=wall_s,
@@ -315,6 +320,7 @@ def _summary(
     results: list[Any],
     log: TopicLog,
     scene: str,
+    scene_file: str,
     seed: int,
     sim_s: float,
     wall_s: float,
@@ -340,6 +346,7 @@ def _summary(
     return {
         "instruction": instruction,
         "scene": scene,
+        "scene_file": scene_file,
         "seed": seed,
         "plan": plan,
         "steps": steps,

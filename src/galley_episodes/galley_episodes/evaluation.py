@@ -45,6 +45,13 @@ With either, ``metrics.json`` adds ``sr_episode_replan`` (episodes that succeede
 gets, episodes being deterministic), ``replans``, ``recovered`` and ``injected``, and
 ``episodes.csv`` the columns ``replans`` and ``injected``; ``sr`` and ``sr_episode`` then score the
 first plan's steps.
+``--scene NAME|FILE`` evaluates in that scene on its own suite (made where missing,
+:mod:`galley_episodes.scenes`). ``--scenes unseen`` (``train``, or a comma list of names and files)
+evaluates in each scene on its own suite, ``--episodes`` of each, all episodes in one pool;
+``metrics.json``'s figures are then pooled over every episode, and its ``scenes`` block holds each
+scene's (:func:`galley_episodes.eval_metrics.scene_metrics`: ``episodes``, ``em``, ``sr``,
+``sr_episode``, ``m``, the failed episodes); ``episodes.csv`` and ``steps.csv`` name each row's scene
+and ``scenes.png`` draws each scene's episode SR (EM in planner mode) against the overall.
 ``headline`` names the figure that leads (``sr_episode_replan`` with replanning, ``sr_episode``
 without, ``em`` in planner mode) and what it counts; ``galley eval`` prints it last.
 """
@@ -60,26 +67,29 @@ from typing import Any
 
 import numpy as np
 
-from galley_core.tasks.metrics import exact_match, lcs_ratio, m_metric, step_matches, success_rates
+from galley_core.tasks.metrics import lcs_ratio, step_matches
 from galley_core.tasks.suite import SuiteEntry, load_suite
 from galley_episodes.cluster import policy_resources, run_episodes
 from galley_episodes.cluster_files import EpisodeJournal
 from galley_episodes.config import EVAL_MODES, EpisodeConfig, EvalConfig
 from galley_episodes.episode import policy_sees_images, run_episode, run_settings
-from galley_episodes.report import goal_distances, plot_eval, sr_by_kind, write_csv
+from galley_episodes.eval_metrics import headline, replan_metrics, scene_metrics, summary_metrics
+from galley_episodes.report import goal_distances, plot_eval, plot_scenes, sr_by_kind, write_csv
+from galley_episodes.scenes import SceneFiles, outside_configuration, resolve_scene, resolve_scenes
 from galley_learning.planners.evaluate import predict_suite_plans
 from galley_runtime.config_files import config_dirs
 
-__all__ = ["evaluate", "predict_plans"]
+__all__ = ["evaluate", "predict_plans", "scene_groups"]
 
 
-def _entries(suite: Path | None, split: str, count: int, steps: int = 0) -> tuple[str, list[SuiteEntry]]:
-    path = suite
-    if path is None:
-        found = [p for d in config_dirs() for p in sorted((d / "suites").glob("*.yaml"))]
-        if not found:
-            raise FileNotFoundError("no suite file in config/suites/; write one with: galley suite")
-        path = found[-1]
+def _newest_suite() -> Path:
+    found = [p for d in config_dirs() for p in sorted((d / "suites").glob("*.yaml"))]
+    if not found:
+        raise FileNotFoundError("no suite file in config/suites/; write one with: galley suite")
+    return found[-1]
+
+
+def _entries(path: Path, split: str, count: int, steps: int = 0) -> tuple[str, list[SuiteEntry]]:
     scene, entries = load_suite(path)
     chosen = [e for e in entries if split in ("all", e.split)]
     if not chosen:
@@ -90,6 +100,39 @@ def _entries(suite: Path | None, split: str, count: int, steps: int = 0) -> tupl
     if steps > 0:
         chosen = [dataclasses.replace(e, plan=tuple(e.plan[:steps])) for e in chosen]
     return scene, chosen
+
+
+def scene_groups(config: EvalConfig) -> list[tuple[SceneFiles, list[SuiteEntry]]]:
+    """The scenes of an evaluation, each with its suite entries (``--episodes`` of each).
+
+    ``--scenes``: every scene of the list, each with its own suite; ``--scene``: that scene, with
+    ``--suite`` or its own; neither: the scene of ``--suite`` (default: config/suites/<newest>.yaml).
+
+    Raises:
+        ValueError: ``--scenes`` with ``--scene`` or ``--suite``, or a suite of another scene.
+        SceneError: a scene is missing, invalid or fails a check.
+    """
+    say = lambda line: print(f"  {line}", flush=True)  # noqa: E731
+    if config.scenes:
+        if config.scene or config.suite:
+            raise ValueError("--scenes evaluates each scene on its own suite: leave out --scene and --suite")
+        found = resolve_scenes(config.scenes, say=say)
+        return [
+            (files, _entries(files.suite, config.split, config.episodes, config.steps)[1]) for files in found
+        ]
+    if config.scene:
+        files = resolve_scene(config.scene, say=say)
+        suite = Path(config.suite) if config.suite else files.suite
+    else:
+        suite = Path(config.suite) if config.suite else _newest_suite()
+    name, entries = _entries(suite, config.split, config.episodes, config.steps)
+    if not config.scene:
+        files = resolve_scene(name, say=say)
+    elif name != files.name:
+        raise ValueError(
+            f"--suite {suite} is scene {name!r}'s, not {files.name!r}'s: give the scene's own suite"
+        )
+    return [(files, entries)]
 
 
 def predict_plans(planner: str, entries: list[SuiteEntry], scene: str) -> list[list[str]]:
@@ -123,13 +166,13 @@ def evaluate(
     params = list(params)
     replanning = max_replans is not None or bool(inject)
     _check_options(mode, policy, replanning)
-    suite = Path(config.suite) if config.suite else None
-    scene_name, entries = _entries(suite, config.split, config.episodes, config.steps)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ValueError(f"--out {out_dir} is a file; give a folder for the report")
+    groups = scene_groups(config)
+    entries = [e for _, chosen in groups for e in chosen]
+    scene_of = [files for files, chosen in groups for _ in chosen]
+    _check_places(config, [f for f, _ in groups], out_dir)
     if mode in ("policy", "joint") and entries:  # what every episode does with the --params values
         settings = run_settings(
-            scene_name,
+            scene_of[0].ref,
             entries[0].seed,
             out_dir=None,
             cameras=policy_sees_images(policy),
@@ -141,16 +184,16 @@ def evaluate(
         )
         for note in settings.notes:
             print(note, flush=True)
-    predicted = predict_plans(config.planner, entries, scene_name) if mode in ("planner", "joint") else None
-    rows: list[dict[str, Any]] = []
-    step_success: list[list[bool]] = []
-    step_em: list[list[bool]] = []
-    step_rows: list[dict[str, Any]] = []  # every executed step, for steps.csv
+    predicted = (
+        [p for files, chosen in groups for p in predict_plans(config.planner, chosen, files.ref)]
+        if mode in ("planner", "joint")
+        else None
+    )
     wall_start = time.perf_counter()
     executed: list[dict[str, Any] | None] = (
         _execute(
             entries,
-            scene_name,
+            [(files.ref, files.name) for files in scene_of],
             policy=policy,
             params=params,
             workers=workers,
@@ -162,23 +205,10 @@ def evaluate(
         if mode in ("policy", "joint")
         else [None for _ in entries]
     )
-    for i, (entry, episode) in enumerate(zip(entries, executed, strict=True)):
-        row: dict[str, Any] = {"id": entry.id, "instruction": entry.instruction, "seed": entry.seed}
-        if predicted is not None:
-            matches = step_matches(predicted[i], entry.plan)
-            step_em.append(matches)
-            row |= {"em": sum(matches) / len(entry.plan), "lcs": lcs_ratio(predicted[i], entry.plan)}
-        if episode is not None:
-            row |= episode
-            step_success.append(row.pop("outcomes"))
-            step_rows += [
-                {"id": entry.id, "seed": entry.seed, "index": k} | s
-                for k, s in enumerate(row.pop("step_rows"))
-            ]
-        rows.append(row)
-        if episode is None:
-            _progress(i + 1, len(entries), wall_start, rows)
-    metrics = _metrics(
+    rows, step_success, step_em, step_rows = _rows(
+        entries, [f.name for f in scene_of], predicted, executed, wall_start
+    )
+    metrics = summary_metrics(
         mode,
         entries,
         predicted=predicted,
@@ -188,7 +218,7 @@ def evaluate(
         wall_s=time.perf_counter() - wall_start,
     )
     if replanning and step_success:
-        metrics |= _replan_metrics(rows)
+        metrics |= replan_metrics(rows)
     if step_rows:
         metrics["sr_executed_by_action"] = sr_by_kind((r["step"], r["success"]) for r in step_rows)
     if policy is not None:
@@ -198,27 +228,67 @@ def evaluate(
         metrics["mse"] = heldout_mse(policy)
         if metrics["em"]:
             metrics["p"] = 1.0 / metrics["em"] + metrics["mse"]
-    metrics["headline"] = _headline(metrics, replanning)
+    metrics["headline"] = headline(metrics, replanning)
+    if len(groups) > 1:
+        indices = [(f.name, [i for i, g in enumerate(scene_of) if g is f]) for f, _ in groups]
+        metrics["scenes"] = scene_metrics(
+            mode, indices, entries, predicted=predicted, rows=rows, step_success=step_success, step_em=step_em
+        )
     out_dir.mkdir(parents=True, exist_ok=True)  # once the planner and the episodes have run
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     write_csv(out_dir / "episodes.csv", rows, sorted({k for r in rows for k in r}))
     if step_rows:
         write_csv(out_dir / "steps.csv", step_rows, list(step_rows[0]))
     plot_eval(mode, rows, metrics, out_dir / "metrics.png")
+    if "scenes" in metrics:
+        plot_scenes(metrics, out_dir / "scenes.png")
     return metrics
 
 
-def _headline(metrics: dict[str, Any], replanning: bool) -> dict[str, Any]:
-    """The one figure a reader takes away, with what it counts (metrics.json's ``headline``)."""
-    if metrics.get("sr_episode") is None:
-        return {"metric": "em", "value": metrics.get("em"), "counts": "plans' steps matching the gold plan"}
-    if replanning:
-        return {
-            "metric": "sr_episode_replan",
-            "value": metrics["sr_episode_replan"],
-            "counts": "episodes whose task succeeded, replans allowed (sr_episode: their first plan alone)",
+def _check_places(config: EvalConfig, scenes: list[SceneFiles], out_dir: Path) -> None:
+    if config.cluster and (elsewhere := outside_configuration(scenes)):
+        raise ValueError(
+            f"--cluster ships the configuration folder, and {', '.join(elsewhere)} lie outside it: "
+            "copy the scene files (and their maps and suites) into config/, or leave out --cluster"
+        )
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ValueError(f"--out {out_dir} is a file; give a folder for the report")
+
+
+def _rows(
+    entries: list[SuiteEntry],
+    names: list[str],
+    predicted: list[list[str]] | None,
+    executed: list[dict[str, Any] | None],
+    wall_start: float,
+) -> tuple[list[dict[str, Any]], list[list[bool]], list[list[bool]], list[dict[str, Any]]]:
+    """(episodes.csv's rows, step outcomes, step matches, steps.csv's rows) of the entries."""
+    rows: list[dict[str, Any]] = []
+    step_success: list[list[bool]] = []
+    step_em: list[list[bool]] = []
+    step_rows: list[dict[str, Any]] = []  # every executed step, for steps.csv
+    for i, (entry, episode) in enumerate(zip(entries, executed, strict=True)):
+        row: dict[str, Any] = {
+            "scene": names[i],
+            "id": entry.id,
+            "instruction": entry.instruction,
+            "seed": entry.seed,
         }
-    return {"metric": "sr_episode", "value": metrics["sr_episode"], "counts": "episodes whose task succeeded"}
+        if predicted is not None:
+            matches = step_matches(predicted[i], entry.plan)
+            step_em.append(matches)
+            row |= {"em": sum(matches) / len(entry.plan), "lcs": lcs_ratio(predicted[i], entry.plan)}
+        if episode is not None:
+            row |= episode
+            step_success.append(row.pop("outcomes"))
+            step_rows += [
+                {"scene": names[i], "id": entry.id, "seed": entry.seed, "index": k} | s
+                for k, s in enumerate(row.pop("step_rows"))
+            ]
+        rows.append(row)
+        if episode is None:
+            _progress(i + 1, len(entries), wall_start, rows)
+    return rows, step_success, step_em, step_rows
 
 
 def _check_options(mode: str, policy: Path | None, replanning: bool) -> None:
@@ -232,18 +302,6 @@ def _check_options(mode: str, policy: Path | None, replanning: bool) -> None:
         raise FileNotFoundError(
             f"{policy / 'policy.pt'} missing: train a policy with `galley train --out {policy}`"
         )
-
-
-def _replan_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """SR over episodes with and without replanning, replans and recoveries (--replan, --inject)."""
-    n = len(rows)
-    return {
-        "sr_episode_replan": sum(r["success"] for r in rows) / n,
-        "sr_episode_no_replan": sum(r["success"] and not r["replans"] for r in rows) / n,
-        "replans": int(sum(r["replans"] for r in rows)),
-        "recovered": int(sum(r["success"] and r["replans"] > 0 for r in rows)),
-        "injected": int(sum(bool(r["injected"]) for r in rows)),
-    }
 
 
 def _execute_one(
@@ -290,7 +348,7 @@ def _execute_one(
 
 def _execute(
     entries: list[SuiteEntry],
-    scene_name: str,
+    scenes: list[tuple[str, str]],
     *,
     policy: Path | None,
     params: list[Path],
@@ -301,10 +359,17 @@ def _execute(
     cluster: str | None = None,
 ) -> list[dict[str, Any]]:
     """Execute every entry (in ``workers`` processes, or on ``cluster``) with progress, via ``journal``."""
+    several = len(set(scenes)) > 1  # a journal of one scene reads as before; names survive a moved folder
     return run_episodes(
         _execute_one,
-        [dict(entry=e, scene_name=scene_name, policy=policy, params=params, replan=replan) for e in entries],
-        keys=[{"id": e.id, "seed": e.seed, "plan": list(e.plan)} for e in entries],
+        [
+            dict(entry=e, scene_name=scene[0], policy=policy, params=params, replan=replan)
+            for e, scene in zip(entries, scenes, strict=True)
+        ],
+        keys=[
+            {"id": e.id, "seed": e.seed, "plan": list(e.plan)} | ({"scene": scene[1]} if several else {})
+            for e, scene in zip(entries, scenes, strict=True)
+        ],
         journal=journal,
         workers=workers,
         cluster=cluster,
@@ -330,47 +395,3 @@ def _progress(done: int, total: int, start: float, rows: list[dict[str, Any]]) -
         f"~{eta:4.0f} s left{extra}",
         flush=True,
     )
-
-
-def _metrics(
-    mode: str,
-    entries: list[SuiteEntry],
-    *,
-    predicted: list[list[str]] | None,
-    rows: list[dict[str, Any]],
-    step_success: list[list[bool]],
-    step_em: list[list[bool]],
-    wall_s: float,
-) -> dict[str, Any]:
-    gold = [list(e.plan) for e in entries]
-    metrics: dict[str, Any] = {
-        "mode": mode,
-        "episodes": len(entries),
-        "em": exact_match(predicted, gold) if predicted is not None else None,
-        "lcs_ratio": float(np.mean([r["lcs"] for r in rows])) if predicted is not None else None,
-        "sr": None,
-        "sr_episode": None,
-        "m": None,
-        "p": None,
-        "wall_time_s": round(wall_s, 1),
-    }
-    if step_success:
-        metrics["sr"], metrics["sr_episode"] = success_rates(step_success)
-        sim_s = sum(r["sim_time_s"] for r in rows)
-        metrics |= {
-            "sim_time_s": round(sim_s, 1),
-            "real_time_factor": round(sim_s / sum(r["wall_time_s"] for r in rows), 1),
-            "mean_path_length_m": float(np.mean([r["path_length_m"] or 0.0 for r in rows])),
-            "collisions": int(sum(r["collisions"] or 0 for r in rows)),
-        }
-        metrics["sr_by_action"] = sr_by_kind(
-            pair
-            for entry, outcomes in zip(entries, step_success, strict=True)
-            for pair in zip(entry.plan, outcomes, strict=True)
-        )
-        if rows and all("goal_dist_end_m" in r for r in rows):
-            for key in ("goal_dist_start_m", "goal_dist_end_m"):
-                metrics[key] = round(float(np.mean([r[key] for r in rows])), 4)
-    if step_em and step_success:
-        metrics["m"] = m_metric(step_em, step_success)
-    return metrics

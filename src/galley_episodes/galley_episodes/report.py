@@ -15,7 +15,15 @@ from galley_runtime.config_files import find_scene
 from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.qos import QoS
 
-__all__ = ["TopicLog", "goal_distances", "plot_eval", "sr_by_kind", "top_down_axes", "write_csv"]
+__all__ = [
+    "TopicLog",
+    "goal_distances",
+    "plot_eval",
+    "plot_scenes",
+    "sr_by_kind",
+    "top_down_axes",
+    "write_csv",
+]
 
 
 class TopicLog:
@@ -173,6 +181,42 @@ def plot_eval(mode: str, rows: list[dict[str, Any]], metrics: dict[str, Any], pa
             ax.set_xlabel("per-plan exact match")
             ax.set_title(f"EM {metrics['em']:.3f}", fontsize=9)
     fig.suptitle(f"galley eval --mode {mode}: {metrics['episodes']} episodes", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def plot_scenes(metrics: dict[str, Any], path: Path) -> None:
+    """``galley eval --scenes``: the headline figure per scene as bars, with the overall value as a line.
+
+    Episode SR where episodes ran (``sr_episode``), else EM; each bar is labelled with its counts.
+    """
+    import matplotlib  # noqa: PLC0415 (optional: matplotlib)
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (optional: matplotlib)
+
+    key = "sr_episode" if metrics.get("sr_episode") is not None else "em"
+    scenes = metrics["scenes"]
+    names = list(scenes)
+    values = [scenes[n][key] or 0.0 for n in names]
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.42 * len(names) + 1.5), 3.8), dpi=110)
+    colours = ["tab:green" if v >= metrics[key] else "tab:orange" for v in values]
+    ax.bar(names, values, color=colours)
+    ax.axhline(metrics[key], color="black", lw=1, ls="--", label=f"overall {metrics[key]:.3f}")
+    if key == "sr_episode":
+        for i, n in enumerate(names):
+            failed = len(scenes[n].get("failed", []))
+            ok = scenes[n]["episodes"] - failed
+            ax.text(i, values[i] + 0.02, f"{ok}/{scenes[n]['episodes']}", ha="center", fontsize=7)
+    ax.set_ylim(0, 1.12)
+    ax.set_ylabel("episode success rate" if key == "sr_episode" else "exact match (EM)")
+    ax.tick_params(axis="x", labelrotation=60, labelsize=7)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(
+        f"galley eval --mode {metrics['mode']}: {metrics['episodes']} episodes in {len(names)} scenes",
+        fontsize=9,
+    )
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -143,7 +143,10 @@ def build_dataset(
         raise FileExistsError(f"{out} exists and is not empty; choose a new dataset folder")
     parts = out / ".parts"
     parts.mkdir(parents=True, exist_ok=True)
-    jobs = [(bag, parts / f"{i:06d}.npz", config) for i, bag in enumerate(bags)]
+    scenes = [bag_scene(bag, Path(collection), config.scene) for bag in bags]
+    jobs = [
+        (bag, parts / f"{i:06d}.npz", config, s) for i, (bag, s) in enumerate(zip(bags, scenes, strict=True))
+    ]
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
             read = pool.map(_read_episode, *zip(*jobs, strict=True))
@@ -151,7 +154,9 @@ def build_dataset(
     else:
         lengths = _reported(map(_read_episode, *zip(*jobs, strict=True)), bags, progress)
     episodes = [
-        {"bag": str(bag), "frames": n, **_episode_meta(bag)} for bag, n in zip(bags, lengths, strict=True)
+        {"bag": str(bag), "frames": n, **_episode_meta(bag)}
+        | ({"scene_file": s} if s.endswith(".yaml") else {})
+        for bag, n, s in zip(bags, lengths, scenes, strict=True)
     ]
     order = list(range(len(episodes)))
     random.Random(config.seed).shuffle(order)
@@ -172,8 +177,23 @@ def build_dataset(
     return meta
 
 
-def _read_episode(bag: Path, part: Path, config: DatasetConfig) -> int:
-    """Write one bag's frames to ``part`` (.npz, step texts as strings); returns its frame count."""
+def bag_scene(bag: Path, collection: Path, default: str) -> str:
+    """The scene a bag was recorded in, as :func:`~galley_runtime.config_files.find_scene` takes it.
+
+    The bag's ``episode.json`` names its scene; a collection across kitchens (``galley collect
+    --scenes``) keeps each scene file in ``<collection>/scenes/<name>.yaml``, which wins over a
+    scene of that name elsewhere. A bag that names none is of ``default`` (``config.scene``).
+    """
+    name = _episode_meta(bag).get("scene") or default
+    kept = collection / "scenes" / f"{name}.yaml"
+    return str(kept) if kept.is_file() else name
+
+
+def _read_episode(bag: Path, part: Path, config: DatasetConfig, scene: str) -> int:
+    """Write one bag's frames to ``part`` (.npz, step texts as strings); returns its frame count.
+
+    ``scene``: the scene the bag was recorded in (:func:`bag_scene`), for its objects' grasps.
+    """
     cameras = {c: CAMERAS[c] for c in config.cameras}
     frames = episode_frames(
         bag,
@@ -182,7 +202,7 @@ def _read_episode(bag: Path, part: Path, config: DatasetConfig) -> int:
         cameras=cameras,
         observation=config.observation,
         actions=config.actions,
-        scene=config.scene,
+        scene=scene,
         arm_target=config.arm_target,
     )
     np.savez(

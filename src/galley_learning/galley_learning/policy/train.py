@@ -12,6 +12,7 @@ Vision backbones learn at ``backbone_lr_scale`` (10 %) of the learning rate, as 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import time
@@ -138,14 +139,16 @@ _UPLOAD_FRAMES = 8192
 
 
 def _vocabulary(data: PolicyData) -> list[str]:
-    """Words of the dataset's steps and of every valid step of its scene (so unseen steps encode)."""
+    """Words of the dataset's steps and of every valid step of its scenes (so unseen steps encode).
+
+    A collection across kitchens has several scenes: each one's steps count (its kept scene file,
+    else its name; one that is not found adds nothing).
+    """
     words = [w for s in data.meta["steps"] for w in s.split()]
-    try:
-        name = next((e["scene"] for e in data.meta["episodes"] if e.get("scene")), "kitchen")
-        scene = find_scene(name)
-        words += [w for s in valid_steps(scene) for w in s.split()]
-    except (FileNotFoundError, ValueError):
-        pass
+    scenes = {e.get("scene_file") or e["scene"] for e in data.meta["episodes"] if e.get("scene")}
+    for name in sorted(scenes or {"kitchen"}):
+        with contextlib.suppress(FileNotFoundError, ValueError):
+            words += [w for s in valid_steps(find_scene(name)) for w in s.split()]
     return words
 
 
