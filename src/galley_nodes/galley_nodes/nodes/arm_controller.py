@@ -12,7 +12,8 @@ where the arm is heading, which the bags give a learned policy as its arm action
 
 The base must be parked: the arm works in base_link, and the obstacles (the scene's walls and
 furniture near the arm, other objects as balls) are taken in base_link when a goal starts.
-A new goal preempts an active one (CANCELED). Bad goals (unknown object, no TF for it, NaN
+A new goal preempts an active one (CANCELED); a STOP goal ends it CANCELED and the arm holds
+where its last command put it (the task executor's cancel). Bad goals (unknown object, no TF for it, NaN
 targets, no joint states) end FAILED with a reason naming the input. A PLACE target whose
 orientation is all zeros keeps the object's current yaw; otherwise its yaw is the object's final yaw.
 
@@ -53,7 +54,7 @@ from galley_runtime.conversions import (
     transform_from_msg,
     transform_from_pose_msg,
 )
-from galley_runtime.msg_constants import ARM_PICK, ARM_PLACE
+from galley_runtime.msg_constants import ARM_PICK, ARM_PLACE, ARM_STOP
 from galley_runtime.node import Node, Publishes, Subscribes, Timer
 from galley_runtime.qos import QoS
 
@@ -147,6 +148,11 @@ class ArmControllerNode(Node):
     def on_goal(self, msg: Any) -> None:
         name = str(msg.object_name)
         machine = self.machine
+        if msg.action == ARM_STOP:
+            if machine.active:
+                self.log.info(f"{machine.goal} {machine.object_name!r}: stopped")
+            machine.cancel("stopped by a STOP goal")
+            return self._report()
         machine.cancel(f"preempted by a new goal for {name!r}")
         self._report()
         problem = self._start(msg, name)
