@@ -13,6 +13,11 @@ hence the generators' Python API here.)
     .venv/bin/python scripts/build_nav2_msgs.py --out build/nav2_msgs
     export PYTHONPATH=$PWD/build/nav2_msgs/py:$PYTHONPATH LD_LIBRARY_PATH=$PWD/build/nav2_msgs/lib
 
+``--package galley_msgs`` builds galley's own interface package (src/galley_msgs: its messages and
+the ``/task/execute`` action) the same way, for the checks over DDS of what uses it:
+
+    .venv/bin/python scripts/build_nav2_msgs.py --package galley_msgs --out build/galley_msgs
+
 LD_LIBRARY_PATH must be set before the process starts: the type support dispatch finds the Fast DDS
 library through it. Needs gcc and g++. Under a full ROS 2 install use the distribution's
 ros-<distro>-nav2-msgs instead; this is for machines with the wheels only (CI, laptops).
@@ -31,16 +36,21 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 ACTIONS = REPO / "src" / "galley_runtime" / "galley_runtime" / "interfaces" / "nav2_msgs" / "action"
-PACKAGE = "nav2_msgs"
-DEPENDENCIES = (
-    "geometry_msgs",
-    "nav_msgs",
-    "std_msgs",
-    "builtin_interfaces",
-    "unique_identifier_msgs",
-    "action_msgs",
-    "service_msgs",
-)
+#: package -> (the folder holding its msg/ and action/ folders, the packages its types use)
+PACKAGES = {
+    "nav2_msgs": (
+        ACTIONS.parent,
+        ("geometry_msgs", "nav_msgs", "std_msgs", "builtin_interfaces", "unique_identifier_msgs",
+         "action_msgs", "service_msgs"),
+    ),
+    "galley_msgs": (
+        REPO / "src" / "galley_msgs",
+        ("geometry_msgs", "std_msgs", "builtin_interfaces", "unique_identifier_msgs", "action_msgs",
+         "service_msgs"),
+    ),
+}  # fmt: skip
+PACKAGE = "nav2_msgs"  # set by main (--package)
+DEPENDENCIES = PACKAGES[PACKAGE][1]
 RUNTIME = (
     "fastcdr",
     "rcpputils",
@@ -62,6 +72,7 @@ def generate(work: Path, prefix: Path) -> Path:
     os.environ.setdefault("AMENT_PREFIX_PATH", str(prefix))
     # deferred: the rosidl generators come with the ROS 2 wheels, which this script is for.
     from rosidl_adapter.action import convert_action_to_idl  # noqa: PLC0415 (optional: rosidl)
+    from rosidl_adapter.msg import convert_msg_to_idl  # noqa: PLC0415 (optional: rosidl)
     from rosidl_generator_c.cli import GenerateC  # noqa: PLC0415 (optional: rosidl)
     from rosidl_generator_py.cli import GeneratePython  # noqa: PLC0415 (optional: rosidl)
     from rosidl_typesupport_c.cli import GenerateCTypesupport  # noqa: PLC0415 (optional: rosidl)
@@ -72,9 +83,11 @@ def generate(work: Path, prefix: Path) -> Path:
 
     idl_dir = work / "idl"
     files = []
-    for path in sorted(ACTIONS.glob("*.action")):
-        convert_action_to_idl(ACTIONS.parent, PACKAGE, Path("action") / path.name, idl_dir / "action")
-        files.append(f"{idl_dir}:action/{path.stem}.idl")
+    source = PACKAGES[PACKAGE][0]
+    for kind, convert in (("msg", convert_msg_to_idl), ("action", convert_action_to_idl)):
+        for path in sorted((source / kind).glob(f"*.{kind}")):
+            convert(source, PACKAGE, Path(kind) / path.name, idl_dir / kind)
+            files.append(f"{idl_dir}:{kind}/{path.stem}.idl")
     includes = [str(prefix / "share" / dep) for dep in DEPENDENCIES]
     typesupports = ["rosidl_typesupport_fastrtps_c", "rosidl_typesupport_introspection_c"]
     generators = {
@@ -122,39 +135,50 @@ def compile_all(gen: Path, out: Path, prefix: Path) -> None:
             raise SystemExit(f"build_nav2_msgs: the generators wrote no sources for {target.name}")
         subprocess.run([compiler, *flags, "-o", str(target), *map(str, sources), *libs], check=True)
 
+    source = PACKAGES[PACKAGE][0]
+    kinds = [k for k in ("msg", "action") if any((source / k).glob(f"*.{k}"))]  # what the package has
+
+    def sources(folder: str, pattern: str) -> list[Path]:
+        return sorted(p for k in kinds for p in (gen / folder.format(k)).glob(pattern))
+
     own = f"-l{PACKAGE}__rosidl_generator_c"
     base = ["-lrosidl_runtime_c", "-lrcutils"]
     # (compiler, target, sources, libraries), in link order: each links the ones before it.
     steps = [
-        ("gcc", lib / f"lib{PACKAGE}__rosidl_generator_c.so", gen / "c/action/detail", "*.c",
+        ("gcc", lib / f"lib{PACKAGE}__rosidl_generator_c.so", sources("c/{}/detail", "*.c"),
          [*base, *deps("rosidl_generator_c")]),
         ("gcc", lib / f"lib{PACKAGE}__rosidl_typesupport_introspection_c.so",
-         gen / "introspection_c/action/detail", "*.c",
+         sources("introspection_c/{}/detail", "*.c"),
          [own, "-lrosidl_typesupport_introspection_c", *base, *deps("rosidl_typesupport_introspection_c")]),
         ("g++", lib / f"lib{PACKAGE}__rosidl_typesupport_fastrtps_c.so",
-         gen / "fastrtps_c/action/detail", "*.cpp",
+         sources("fastrtps_c/{}/detail", "*.cpp"),
          [own, "-lrosidl_typesupport_fastrtps_c", "-lfastcdr", "-lrmw", *base,
           *deps("rosidl_typesupport_fastrtps_c"), *deps("rosidl_generator_c")]),
-        ("g++", lib / f"lib{PACKAGE}__rosidl_typesupport_c.so", gen / "typesupport_c/action", "*.cpp",
+        ("g++", lib / f"lib{PACKAGE}__rosidl_typesupport_c.so", sources("typesupport_c/{}", "*.cpp"),
          [own, "-lrosidl_typesupport_c", *base, *deps("rosidl_typesupport_c")]),
-        ("gcc", lib / f"lib{PACKAGE}__rosidl_generator_py.so", gen / "py/action", "*_s.c",
+        ("gcc", lib / f"lib{PACKAGE}__rosidl_generator_py.so", sources("py/{}", "*_s.c"),
          [own, *base, *deps("rosidl_generator_py"), *deps("rosidl_generator_c")]),
         ("gcc", py / f"{PACKAGE}_s__rosidl_typesupport_c.so",
-         gen / "py", f"_{PACKAGE}_s.ep.rosidl_typesupport_c.c",
+         sorted(gen.glob(f"py/_{PACKAGE}_s.ep.rosidl_typesupport_c.c")),
          [f"-l{PACKAGE}__rosidl_generator_py", f"-l{PACKAGE}__rosidl_typesupport_c", own, *base]),
     ]  # fmt: skip
-    for compiler, target, folder, pattern, libs in steps:
-        build(compiler, target, sorted(folder.glob(pattern)), libs)
-    shutil.copytree(
-        gen / "py" / "action", py / "action", dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.c")
-    )
+    for compiler, target, found, libs in steps:
+        build(compiler, target, found, libs)
+    for kind in kinds:
+        shutil.copytree(
+            gen / "py" / kind, py / kind, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.c")
+        )
     (py / "__init__.py").touch()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "build" / PACKAGE, help="output folder")
+    parser.add_argument("--package", choices=sorted(PACKAGES), default="nav2_msgs", help="what to build")
+    parser.add_argument("--out", type=Path, help="output folder (default: build/<package>)")
     args = parser.parse_args(argv)
+    global PACKAGE, DEPENDENCIES  # one build per process: the module's settings
+    PACKAGE, DEPENDENCIES = args.package, PACKAGES[args.package][1]
+    args.out = args.out or REPO / "build" / PACKAGE
     prefix = Path(sys.prefix)
     if not (prefix / "include" / "rosidl_runtime_c").is_dir():
         print(
@@ -172,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     out = args.out.resolve()
     shutil.rmtree(out, ignore_errors=True)
-    with tempfile.TemporaryDirectory(prefix="nav2_msgs_gen_") as work:
+    with tempfile.TemporaryDirectory(prefix=f"{PACKAGE}_gen_") as work:
         compile_all(generate(Path(work), prefix), out, prefix)
     print(f"export PYTHONPATH={out / 'py'}:$PYTHONPATH LD_LIBRARY_PATH={out / 'lib'}:$LD_LIBRARY_PATH")
     return 0

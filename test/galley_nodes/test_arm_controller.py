@@ -207,3 +207,15 @@ def test_an_object_handed_over_into_the_gripper_is_placed_as_if_picked(kitchen, 
     rig.host.run_for(1.0)
     placed = sim.object_poses()["cup"].translation
     assert np.hypot(placed[0] - target[0], placed[1] - target[1]) < 0.05 and abs(placed[2] - zone.z) < 0.01
+
+
+def test_a_stop_goal_cancels_the_running_goal_and_the_commands_stop(kitchen, tmp_path):
+    """What the task executor sends when a /task/execute goal is canceled mid-pick."""
+    rig = Rig(tmp_path, kitchen)
+    rig.send(0, "cup")
+    rig.host.run_for(0.5)
+    rig.send(2, "")
+    assert rig.statuses[-1].state == 4 and rig.statuses[-1].reason == "stopped by a STOP goal"  # CANCELED
+    stopped = len(rig.commands)
+    rig.host.run_for(0.5)
+    assert len(rig.commands) == stopped  # the arm holds its last command

@@ -139,7 +139,7 @@ def test_defaults_other_than_zero_are_filled_as_rclpy_does():
     [
         ("EpisodeEvent.msg", "", ("STEP_STARTED", "STEP_SUCCEEDED", "STEP_FAILED", "ABORT", "EPISODE_DONE")),
         ("ActionStatus.msg", "ACTION_", ("IDLE", "ACTIVE", "SUCCEEDED", "FAILED", "CANCELED")),
-        ("ArmGoal.msg", "ARM_", ("PICK", "PLACE")),
+        ("ArmGoal.msg", "ARM_", ("PICK", "PLACE", "STOP")),
     ],
 )
 def test_msg_constants_are_the_msg_files_constants(msg_file, prefix, names):

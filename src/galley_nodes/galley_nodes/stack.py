@@ -267,7 +267,6 @@ class Unproduced:
 #: The topics consumed without a producer in the stack, each with its reason (test_stack checks
 #: that every other consumed topic has a producer in every mode).
 UNPRODUCED: tuple[Unproduced, ...] = (
-    Unproduced("/task/instruction", "the user: ros2 topic pub, galley run"),
     Unproduced(
         "/goal_pose", "rviz2's 2D Goal Pose, galley demo (the task executor in the kitchen)", graph="tour"
     ),

@@ -16,6 +16,7 @@ __all__ = [
     "ACTION_SUCCEEDED",
     "ARM_PICK",
     "ARM_PLACE",
+    "ARM_STOP",
     "EPISODE_DONE",
     "STEP_FAILED",
     "STEP_STARTED",
@@ -26,7 +27,7 @@ __all__ = [
 STEP_STARTED, STEP_SUCCEEDED, STEP_FAILED, ABORT, EPISODE_DONE = range(5)
 
 # galley_msgs/msg/ArmGoal: action
-ARM_PICK, ARM_PLACE = range(2)
+ARM_PICK, ARM_PLACE, ARM_STOP = range(3)
 
 # galley_msgs/msg/ActionStatus: state
 ACTION_IDLE, ACTION_ACTIVE, ACTION_SUCCEEDED, ACTION_FAILED, ACTION_CANCELED = range(5)

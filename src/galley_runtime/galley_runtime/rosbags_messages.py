@@ -3,7 +3,7 @@
 ``rosbags`` (Ternaris) provides dataclasses for every ROS 2 Jazzy message and CDR (de)serialisers
 that read and write the bytes rosbag2 stores. galley_msgs' ``.msg`` files are registered from the
 same files ``rosidl`` builds under ROS 2, so there is one source of truth; so are the message types
-of the actions galley serves (nav2_msgs', from their ``.action`` text; see
+of the actions galley serves (galley_msgs' and nav2_msgs', from their ``.action`` text; see
 :mod:`galley_runtime.action_definitions`).
 """
 
@@ -79,7 +79,9 @@ def typestore() -> Typestore:
     types: dict[str, Any] = {}
     for path in sorted(find_galley_msg_dir().glob("*.msg")):
         types.update(get_types_from_msg(path.read_text(), f"galley_msgs/msg/{path.stem}"))
-    for action, path in action_files().items():  # nav2_msgs' actions: not in the rosbags store
+    galley_actions = find_galley_msg_dir().parent / "action"  # beside msg/, in source and in share/
+    actions = {f"galley_msgs/action/{p.stem}": p for p in sorted(galley_actions.glob("*.action"))}
+    for action, path in {**action_files(), **actions}.items():  # not in the rosbags store
         for name, text in action_message_texts(action, path.read_text()).items():
             types.update(get_types_from_msg(text, name))
     store.register(types)

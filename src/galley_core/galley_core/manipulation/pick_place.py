@@ -8,6 +8,15 @@ previous target and the next, position and orientation follow the raised-cosine 
 moving target. A motion phase ends when the measured tcp is within its tolerance of the target;
 it fails as unreachable ``settle_limit_s`` after the blend ends.
 
+Time: the phases run on the machine's own clock, which advances by what RMPflow integrates (the
+time since the last step, at most ``max_step_s``). A controller that stalls (a first-call compile,
+a process starved of CPU under ROS 2: its sim time jumps) resumes its motion where it stopped
+instead of finding the blend and the settle limit past. Judgements are made on fresh measurements:
+the joint state's stamp (``measured_s``) must be later than the moment a judgement fell due (the
+settle limit, the end of a hold), the tcp speed is measured between samples by their stamps, and a
+sample taken before the phase began does not end it. Late or bunched joint states then delay a
+judgement instead of falsifying it.
+
 The fingers close along ``y`` in both directions, so a closing direction and its opposite grip
 alike: PICK picks the one nearer the gripper's current heading, to spare the wrist a half turn.
 A round object (bowl, plate, cup, apple: ``GraspSpec.symmetric``) is the same turned about its
@@ -104,14 +113,18 @@ class PickPlace:
         self._phases: list[Phase] = []
         self._index = 0
         self._rmp_state = RmpState(np.zeros(self.arm.dof), np.zeros(self.arm.dof))
-        self._last_s = 0.0
-        self._phase_start_s = 0.0
+        self._last_s = 0.0  # sim time of the last step
+        self._clock_s = 0.0  # the machine's clock: sim time less what was not integrated (stalls)
+        self._phase_start_s = 0.0  # on the machine's clock
+        self._phase_start_sim_s = 0.0  # in sim time, to tell samples of this phase from older ones
+        self._due_s: float | None = None  # sim time at which the phase's judgement fell due
         self._from: tuple[F64, F64] = (np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]))
         self._goal_pose: tuple[F64, F64] | None = None
         self._blend_s = 0.0
         self._anchors: dict[str, tuple[F64, float]] = {}
         self._gripper = 1.0
         self._last_tcp: F64 | None = None
+        self._last_measured_s = -np.inf  # stamp of the joint state _last_tcp came from
         self._tcp_speed = 0.0
         self.reach = ArmReach.of(self.arm)  # the shoulder, the waist axis, the arm's length
 
@@ -225,8 +238,10 @@ class PickPlace:
         self._phases, self._index = [], 0
         self._goal_pose = None
         self._last_tcp = None
+        self._last_measured_s = -np.inf
         self._tcp_speed = 0.0
         self._last_s = now_s
+        self._clock_s = 0.0
         if q.shape != (self.arm.dof,) or not np.all(np.isfinite(q)):
             self.fail(f"the measured arm joint positions {q.tolist()} are not {self.arm.dof} finite numbers")
             return
@@ -243,7 +258,9 @@ class PickPlace:
 
     def _enter(self, index: int, now_s: float, object_pose: Transform | None) -> None:
         self._index = index
-        self._phase_start_s = now_s
+        self._phase_start_s = self._clock_s
+        self._phase_start_sim_s = now_s
+        self._due_s = None
         if self._goal_pose is None:
             p, rot = self.arm.tcp_pose(self._rmp_state.q)
             self._from = (p, quat_from_matrix(rot))
@@ -272,6 +289,8 @@ class PickPlace:
         fingers: ArrayLike,
         object_pose: Transform,
         obstacles: Obstacles | None = None,
+        *,
+        measured_s: float | None = None,
     ) -> ArmCommand | None:
         """Advance to ``now_s`` and return the joint command, or None when no goal is active.
 
@@ -279,8 +298,10 @@ class PickPlace:
             now_s: time, seconds.
             joints: measured arm joint positions (rad).
             fingers: measured finger positions (m), each 0 (closed) to fully open.
-            object_pose: the object's pose in the arm's root frame (base_link).
+            object_pose: the object's pose in the arm's root frame (base_link), best at ``measured_s``.
             obstacles: furniture and other objects in the root frame.
+            measured_s: when ``joints`` and ``fingers`` were measured (the joint state's stamp),
+                seconds on the clock of ``now_s``; None: now.
         """
         if not self.active:
             return None
@@ -293,7 +314,11 @@ class PickPlace:
             return None
         c = self.config
         phase = self._phases[self._index]
-        t = now_s - self._phase_start_s
+        dt = min(max(now_s - self._last_s, 0.0), c.max_step_s)
+        self._last_s = now_s
+        self._clock_s += dt
+        measured = now_s if measured_s is None else min(measured_s, now_s)
+        t = self._clock_s - self._phase_start_s
         goal_p, goal_q = self._goal_pose if self._goal_pose is not None else self._from
         tau = t / self._blend_s
         alpha = raised_cosine(tau)
@@ -305,8 +330,6 @@ class PickPlace:
         )
         ref_p = self._from[0] + along * (goal_p - self._from[0])
         ref_q = quaternion_slerp(self._from[1], goal_q, alpha)
-        dt = min(max(now_s - self._last_s, 0.0), c.max_step_s)
-        self._last_s = now_s
         if dt > 0:
             self._rmp_state = self.rmp.step(
                 self._rmp_state, dt, ref_p, ref_q, obstacles, tool_spheres=phase.tools
@@ -315,16 +338,14 @@ class PickPlace:
         command = ArmCommand(self._rmp_state.q.copy(), self._rmp_state.qd.copy(), self._gripper)
 
         tcp_p, tcp_r = self.arm.tcp_pose(q)
-        if self._last_tcp is not None and dt > 0:
-            self._tcp_speed = float(np.linalg.norm(tcp_p - self._last_tcp)) / dt
-        self._last_tcp = tcp_p
+        self._measure_speed(tcp_p, measured)
         if phase.check_slip and self._slipped(tcp_p, object_pose):
             return command
         if phase.hold_s > 0:
-            if t >= max(phase.hold_s, self._blend_s):
+            if t >= max(phase.hold_s, self._blend_s) and self._judgeable(now_s, measured):
                 self._finish_hold(phase, tcp_p, tcp_r, f, object_pose, now_s)
             return command
-        if t < self._blend_s:
+        if t < self._blend_s or measured < self._phase_start_sim_s:  # nothing measured of this phase yet
             return command
         error_p = float(np.linalg.norm(goal_p - tcp_p))
         error_r = float(np.linalg.norm(rotation_error(goal_q, tcp_r)))
@@ -333,7 +354,10 @@ class PickPlace:
             if phase.precise
             else (c.coarse_position_tolerance_m, c.coarse_orientation_tolerance_rad)
         )
-        stalled = error_p > tol_p and self._tcp_speed < c.stall_speed_mps and t > self._blend_s + 0.3
+        # Stalled short of the target in position or in orientation (a held object that touches down
+        # tilts the wrist): measured between samples, so a repeated sample is no stall.
+        short = error_p > tol_p or error_r > tol_r
+        stalled = short and self._tcp_speed < c.stall_speed_mps and t > self._blend_s + 0.3
         if stalled and phase.descent:
             # Stalled on the surface just short of the target: the fingertips (pick) or the held
             # object (place) touch down first.
@@ -343,13 +367,30 @@ class PickPlace:
             tol_p = c.retreat_tolerance_m
         if error_p <= tol_p and error_r <= tol_r:
             self._next(now_s, object_pose)
-        elif t > self._blend_s + c.settle_limit_s:
+        elif t > self._blend_s + c.settle_limit_s and self._judgeable(now_s, measured):
             self.fail(
                 f"unreachable: {self.goal} {self.object_name!r}, phase {phase.name}: the tcp is still "
                 f"{error_p * 1000:.0f} mm and {error_r:.2f} rad from its target {c.settle_limit_s:g} s after "
                 "the blend (joint limits or obstacles in the way); park the base closer or move the object"
             )
         return command
+
+    def _measure_speed(self, tcp: F64, measured_s: float) -> None:
+        """The tcp speed between the last two samples, by their stamps (a repeated sample is not a stop)."""
+        if measured_s > self._last_measured_s:
+            if self._last_tcp is not None:
+                moved = float(np.linalg.norm(tcp - self._last_tcp))
+                self._tcp_speed = moved / (measured_s - self._last_measured_s)
+            self._last_tcp, self._last_measured_s = tcp, measured_s
+
+    def _judgeable(self, now_s: float, measured_s: float) -> bool:
+        """Whether a judgement due now (first asked at ``now_s``) may use a sample measured at ``measured_s``.
+
+        Only one measured since the judgement fell due: a late sample shows the arm as it was.
+        """
+        if self._due_s is None:
+            self._due_s = now_s
+        return measured_s >= self._due_s
 
     def _slipped(self, tcp: F64, object_pose: Transform) -> bool:
         position, yaw = upright(object_pose)

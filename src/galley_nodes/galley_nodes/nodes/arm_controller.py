@@ -12,9 +12,17 @@ where the arm is heading, which the bags give a learned policy as its arm action
 
 The base must be parked: the arm works in base_link, and the obstacles (the scene's walls and
 furniture near the arm, other objects as balls) are taken in base_link when a goal starts.
-A new goal preempts an active one (CANCELED). Bad goals (unknown object, no TF for it, NaN
+A new goal preempts an active one (CANCELED); a STOP goal ends it CANCELED and the arm holds
+where its last command put it (the task executor's cancel). Bad goals (unknown object, no TF for it, NaN
 targets, no joint states) end FAILED with a reason naming the input. A PLACE target whose
 orientation is all zeros keeps the object's current yaw; otherwise its yaw is the object's final yaw.
+
+Late or bunched /joint_states (a loaded machine under ROS 2): the machine judges each joint state
+at its stamp (an unstamped one at its arrival), against the object's pose looked up on TF at that
+stamp, so a stale sample delays a judgement instead of falsifying it (a lifted object "slipped"
+because the tcp was seen 0.2 s ago); its phases run on the time RMPflow integrates, so a stalled
+controller does not find its settle limit past. RMPflow's kernels are compiled (or loaded from
+numba's cache) when the node starts, not in the first goal's first tick.
 """
 
 from __future__ import annotations
@@ -31,10 +39,12 @@ from galley_core.geometry import Transform
 from galley_core.manipulation.kinematics import KinematicsError, load_arm
 from galley_core.manipulation.phases import PickPlaceConfig, grasp_spec
 from galley_core.manipulation.pick_place import PickPlace, PickPlaceState
-from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig
+from galley_core.manipulation.poses import quat_from_matrix
+from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpFlowConfig, RmpState
 from galley_core.scene import SceneError
 from galley_core.tf_tree import TransformError
 from galley_description import ROBOT_XML
+from galley_runtime import messages
 from galley_runtime.config_files import find_scene
 from galley_runtime.conversions import (
     arm_target_msg,
@@ -44,7 +54,7 @@ from galley_runtime.conversions import (
     transform_from_msg,
     transform_from_pose_msg,
 )
-from galley_runtime.msg_constants import ARM_PICK, ARM_PLACE
+from galley_runtime.msg_constants import ARM_PICK, ARM_PLACE, ARM_STOP
 from galley_runtime.node import Node, Publishes, Subscribes, Timer
 from galley_runtime.qos import QoS
 
@@ -105,11 +115,23 @@ class ArmControllerNode(Node):
         )
         self._command_names = [*self.arm.joint_names, "gripper"]
         self._joints: Any = None
-        self._joint_stamp_s = -math.inf
+        self._joint_stamp_s = -math.inf  # arrival of the last joint state (ROS time)
+        self._joint_measured_s = -math.inf  # its header stamp, or its arrival when unstamped
         self._obstacles = Obstacles()
         self._last_status: tuple[int, str, str, str] | None = None
         self._last_target: tuple[float, ...] | None = None  # the phase goal last on /arm/target
+        self._warm_up()
         self._report()
+
+    def _warm_up(self) -> None:
+        """Run RMPflow once, so that numba compiles (or loads) its kernels now, not mid-goal.
+
+        Under ROS 2 the first goal's first tick otherwise stalls for the compile (seconds, tens on
+        a loaded machine) while sim time runs on.
+        """
+        q = np.asarray(self.config.posture, dtype=float)
+        p, rot = self.arm.tcp_pose(q)
+        self.machine.rmp.step(RmpState(q, np.zeros_like(q)), 1e-3, p, quat_from_matrix(rot), Obstacles())
 
     def on_config_change(self, config: ArmControllerConfig) -> None:
         self.config = config
@@ -120,10 +142,17 @@ class ArmControllerNode(Node):
     def on_joint_states(self, msg: Any) -> None:
         self._joints = msg
         self._joint_stamp_s = self.now_s()
+        stamp_s = messages.time_ns_from_msg(msg.header.stamp) * 1e-9
+        self._joint_measured_s = stamp_s if stamp_s > 0.0 else self._joint_stamp_s
 
     def on_goal(self, msg: Any) -> None:
         name = str(msg.object_name)
         machine = self.machine
+        if msg.action == ARM_STOP:
+            if machine.active:
+                self.log.info(f"{machine.goal} {machine.object_name!r}: stopped")
+            machine.cancel("stopped by a STOP goal")
+            return self._report()
         machine.cancel(f"preempted by a new goal for {name!r}")
         self._report()
         problem = self._start(msg, name)
@@ -188,12 +217,18 @@ class ArmControllerNode(Node):
             return None, None, f"/joint_states has a NaN or infinite arm position: {q.tolist()}"
         return q, np.nan_to_num(fingers, nan=0.04), ""
 
-    def _object_pose(self, name: str) -> tuple[Transform | None, str]:
-        frame = f"object/{name}"
+    def _object_pose(self, name: str, at_s: float | None = None) -> tuple[Transform | None, str]:
+        """The object's pose in the base frame at ``at_s`` (ROS time, s) if TF has it, else the latest."""
+        frame, base = f"object/{name}", self.config.base_frame
+        if at_s is not None:
+            try:
+                return transform_from_msg(self.lookup_transform(base, frame, round(at_s * 1e9))), ""
+            except (TransformError, ValueError):
+                pass  # not in the buffer at that time (a stamp ahead of TF): the latest will do
         try:
-            return transform_from_msg(self.lookup_transform(self.config.base_frame, frame)), ""
+            return transform_from_msg(self.lookup_transform(base, frame)), ""
         except (TransformError, ValueError) as err:
-            return None, f"no pose for {name!r}: TF {self.config.base_frame} -> {frame} failed ({err})"
+            return None, f"no pose for {name!r}: TF {base} -> {frame} failed ({err})"
 
     def _place_target(self, pose_stamped: Any, object_pose: Transform) -> tuple[Transform | None, str]:
         """The place target in base_link; an all-zero orientation keeps the object's current yaw."""
@@ -250,11 +285,12 @@ class ArmControllerNode(Node):
         if not machine.active:
             return
         q, fingers, problem = self._measured()
-        object_pose, tf_problem = self._object_pose(machine.object_name)
+        measured_s = min(self._joint_measured_s, self.now_s())
+        object_pose, tf_problem = self._object_pose(machine.object_name, measured_s)
         if problem or object_pose is None:
             machine.fail(problem or tf_problem)
             return self._report()
-        command = machine.step(self.now_s(), q, fingers, object_pose, self._obstacles)
+        command = machine.step(self.now_s(), q, fingers, object_pose, self._obstacles, measured_s=measured_s)
         self._publish_target()
         if command is not None:
             self.publish(

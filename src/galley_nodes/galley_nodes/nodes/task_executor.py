@@ -10,7 +10,9 @@ goal), or publishes it on /goal_pose and waits for /navigation/status (or a plan
 base_link``, ``map -> object/<name>``) by :mod:`galley_core.tasks.judging`'s criteria, within
 ``step_time_limit_s`` of simulated time. Episode events (STEP_STARTED / STEP_SUCCEEDED / STEP_FAILED
 / EPISODE_DONE) go to /episode/events, where an ABORT from the monitor ends the episode;
-/task/status tells the state and /task/result (latched) the outcome.
+/task/status tells the state and /task/result (latched) the outcome. The same runs as an action:
+``task/execute`` (galley_msgs/ExecuteInstruction: an instruction in, feedback per step, a result;
+cancel stops the robot), see :mod:`galley_nodes.nodes.task_action`.
 
 With ``max_replans`` > 0, a failed or aborted step does not end the episode while replans are left:
 the executor publishes the world state on /task/replan (std_msgs/String, a
@@ -37,6 +39,7 @@ from galley_core.tasks.replanning import EpisodeReplans
 from galley_nodes.nodes.base_mover import NAVIGATE_CALL, BaseMover
 from galley_nodes.nodes.ground_truth import TfGroundTruth
 from galley_nodes.nodes.step_goals import StepGoals
+from galley_nodes.nodes.task_action import EXECUTE_SERVES, TaskAction
 from galley_runtime import messages
 from galley_runtime.config_files import find_scene
 from galley_runtime.msg_constants import (
@@ -45,12 +48,13 @@ from galley_runtime.msg_constants import (
     ACTION_FAILED,
     ACTION_IDLE,
     ACTION_SUCCEEDED,
+    ARM_STOP,
     EPISODE_DONE,
     STEP_FAILED,
     STEP_STARTED,
     STEP_SUCCEEDED,
 )
-from galley_runtime.node import Node, Publishes, Subscribes, Timer
+from galley_runtime.node import Node, Publishes, ServerGoal, Subscribes, Timer
 from galley_runtime.qos import QoS
 
 
@@ -120,9 +124,11 @@ class TaskExecutorNode(Node):
         Publishes("task/result", "galley_msgs/msg/EpisodeResult", QoS.latched()),
         Publishes("sim/teleport", "geometry_msgs/msg/PoseStamped"),
         Publishes("task/replan", "std_msgs/msg/String"),
+        Publishes("task/instruction", "std_msgs/msg/String", QoS(depth=10)),
     )
     timers = (Timer("on_tick", period_s=lambda c: 1.0 / c.rate_hz),)
     calls = (NAVIGATE_CALL,)
+    serves = (EXECUTE_SERVES,)
     uses_tf = True
 
     def __init__(self, host: Any, config: TaskExecutorConfig) -> None:
@@ -138,13 +144,33 @@ class TaskExecutorNode(Node):
         self._replan_ns = 0
         self.mover = BaseMover(self, use_action=config.move_with == "navigate_to_pose", on_end=self._moved)
         self.goals = StepGoals(self, self.scene, self.truth, self.mover)
+        self.task = TaskAction(self)
         self._status(ACTION_IDLE, "", "waiting for a plan on /task/plan")
 
     # -- plan ----------------------------------------------------------------------------------
 
+    def on_execute(self, handle: ServerGoal) -> str | None:
+        return self.task.accept(handle)
+
+    def on_execute_cancel(self, handle: ServerGoal) -> None:
+        """Cancel /task/execute: stop the base and the arm, end the plan and the goal."""
+        if handle is not self.task.goal or self.task.planning or self._running() is None:
+            self.task.cancel_idle(handle)
+            return
+        step = self._running()
+        self.mover.stop()
+        if step is not None and step.action in _ARM_ACTIONS:
+            self.publish("arm/goal", self.msg("galley_msgs/msg/ArmGoal", action=ARM_STOP))
+        assert self.runner is not None
+        self.runner.abort("canceled by the /task/execute client", self.now_s())
+        self._finish_episode()
+
     def on_plan(self, msg: Any) -> None:
         steps = list(msg.steps)
         replan = self.replans.pending
+        if not replan and self.task.ignores_plan(msg.instruction):
+            self.log.info(f"ignored the plan for {msg.instruction!r}: its /task/execute goal was canceled")
+            return
         try:
             plan = parse_plan(steps)
             validate_plan(plan, self.scene)
@@ -152,6 +178,8 @@ class TaskExecutorNode(Node):
                 raise InvalidPlanError("the plan has no steps")
         except InvalidPlanError as err:
             self._status(ACTION_FAILED, msg.instruction, f"plan rejected, nothing executed: {err}")
+            if not replan and self.task.goal is not None:
+                self.task.end(False, f"plan {steps} rejected, nothing executed: {err}")
             if replan:
                 self._replan_failed(f"the replan was rejected: {err}")
             return
@@ -162,6 +190,7 @@ class TaskExecutorNode(Node):
             self.instruction = msg.instruction
             self.replans.start(steps)
         self.runner = PlanRunner(plan, self.config)
+        self.task.on_plan(msg.instruction, steps, replan=replan)
         self._plan_start_ns = self.now_ns()
         self.log.info(f"executing {len(self.runner.plan)} steps for {msg.instruction!r}")
         self._begin()
@@ -227,10 +256,14 @@ class TaskExecutorNode(Node):
 
     def on_task_planner_status(self, msg: Any) -> None:
         stamp = messages.time_ns_from_msg(msg.header.stamp)
+        if self.task.planning and msg.state == ACTION_FAILED and msg.goal_id.strip() == self.task.instruction:
+            self.task.end(False, f"no plan: {msg.reason}")
         if self.replans.pending and msg.state == ACTION_FAILED and stamp >= self._replan_ns:
             self._replan_failed(f"no replan: {msg.reason}")
 
     def on_tick(self) -> None:
+        if self.task.waiting_s > self.config.step_time_limit_s:
+            self.task.end(False, f"no plan within the {self.config.step_time_limit_s:.0f} s step time limit")
         if self.replans.pending and self.now_ns() - self._replan_ns > self.config.step_time_limit_s * 1e9:
             self._replan_failed(f"no replan within the {self.config.step_time_limit_s:.0f} s step time limit")
         runner = self.runner
@@ -347,6 +380,7 @@ class TaskExecutorNode(Node):
             self.instruction,
             "" if runner.success else "a step failed",
         )
+        self.task.finish(earlier + results, runner.success)
         self.runner = None if runner.done else runner
 
     # -- helpers -------------------------------------------------------------------------------
@@ -367,6 +401,7 @@ class TaskExecutorNode(Node):
             if kind == STEP_STARTED
             else len(runner.results) - 1
         )
+        self.task.on_event(kind, index, "" if step is None else str(step), reason)
         self.publish(
             "episode/events",
             self.msg(
