@@ -7,9 +7,17 @@ whose channel a client subscribes to, puts it on a bounded queue; a worker threa
 backlog per client and drops a slow client's oldest messages. So the simulation never waits for
 a client: a full queue drops the message (counted in :attr:`LiveView.dropped`), and a client that
 stalls or goes away changes nothing in the run or its bag. Camera images are throttled (wall
-clock) and sent as JPEG, and the fast streams (/tf, /odom, /scan) thinned to what a screen
-shows (``max_hz``, 30 per wall second: the 50 Hz /tf comes whole while the simulation runs at
-0.6x real time or slower). Message times are the simulation's clock.
+clock) and sent as JPEG, and the fast streams thinned to what a screen shows: /tf to ``tf_hz``
+(30 per wall second: the 50 Hz /tf comes whole while the simulation runs at 0.6x real time or
+slower), /odom and /scan to ``max_hz`` (10 per wall second, the LiDAR's own rate at real time).
+Message times are the simulation's clock.
+
+What the view costs the simulation is Python work under the GIL, so it is kept to a few
+microseconds a message on the simulation's thread (one dict look-up for a topic nobody views)
+and to what a client sees on the worker: nothing is converted for a channel without a
+subscriber, each message is encoded once whatever the number of clients, the fast streams are
+written as JSON text directly (:mod:`~galley_runtime.view.convert`), and the trajectory's points
+are each written once. ``python bench/view.py`` measures it.
 
 Channels (topic: schema):
 
@@ -30,6 +38,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
 from collections import deque
@@ -63,13 +72,13 @@ _VIEWED: dict[str, tuple[str, Callable[[Any], Any] | None, bool]] = {
     "/episode/events": ("galley_msgs/msg/EpisodeEvent", None, False),
     "/monitor/events": ("galley_msgs/msg/EpisodeEvent", None, False),
 }
-#: The fast streams, thinned to ``max_hz`` (wall clock): a viewer needs no more, and at 10x real
-#: time the simulator's 50 Hz /tf is 500 messages a wall second.
+#: The fast streams, thinned (wall clock): a viewer needs no more, and at 10x real time the
+#: simulator's 50 Hz /tf is 500 messages a wall second. /tf moves everything drawn (the robot,
+#: the arm, the objects), so it keeps a smooth animation's rate; the others go at ``max_hz``.
 _STREAMS = ("/tf", "/odom", "/scan")
 #: Inputs of the view's own channels (/view/plan, /view/trajectory), always taken.
 _INPUTS = ("/task/plan", "/episode/events", "/monitor/events")
-#: The base's ground-truth pose: the trajectory's points are taken in the observer (a comparison),
-#: so that the 50 Hz pose never goes through the queue.
+#: The base's ground-truth pose, the executed trajectory's source.
 _BASE_POSE = "/sim/ground_truth/base_pose"
 _BATCH_S = 0.05  # the worker drains the queue this often, wall seconds
 _TRAJECTORY_STEP_M = 0.03  # a new trajectory point once the base moved this far
@@ -114,8 +123,9 @@ class LiveView:
 
     Args:
         port: the SDK server's port on 127.0.0.1 (0: any free one; see :attr:`port`).
-        max_hz: the most messages per second (wall clock) on each of the fast streams (/tf, /odom,
-            /scan): what a screen can show, however fast the simulation runs; 0: every message.
+        tf_hz: the most /tf messages per second (wall clock), however fast the simulation runs;
+            0: every message.
+        max_hz: the same for /odom and /scan.
         image_hz: the most camera images per second per camera (wall clock).
         queue_size: messages waiting for conversion before new ones are dropped.
         scene: drawn on /view/scene where a host runs no simulator node to take it from (a replay).
@@ -125,7 +135,8 @@ class LiveView:
         self,
         *,
         port: int = 0,
-        max_hz: float = 30.0,
+        tf_hz: float = 30.0,
+        max_hz: float = 10.0,
         image_hz: float = 5.0,
         queue_size: int = 256,
         scene: Scene | None = None,
@@ -138,6 +149,7 @@ class LiveView:
         self._channels: dict[str, _Channel] = {}
         for topic, (schema, fn, latched) in _VIEWED.items():
             hz = image_hz if fn is convert.compressed_image else max_hz if topic in _STREAMS else 0.0
+            hz = tf_hz if topic == "/tf" else hz
             self._add_channel(topic, schema, fn, latched, 1.0 / hz if hz > 0 else 0.0)
         for topic, schema in (
             ("/view/scene", "foxglove.SceneUpdate"),
@@ -154,7 +166,8 @@ class LiveView:
         self._resend: set[str] = set()
         self.stats = _Stats()
         self._progress = PlanProgress()
-        self._trajectory: list[tuple[float, float]] = []
+        self._trajectory: list[str] = []  # the points as JSON (convert.xy_pose)
+        self._last_xy = (math.inf, math.inf)
         self._trajectory_frame = "map"
         self._trajectory_sent = (0, 0.0)  # (points sent, wall time)
         self._time_ns = self._time_sent_ns = 0
@@ -162,6 +175,13 @@ class LiveView:
         self._default_scene = scene
         self._host: Any = None
         self._scene_tries = 0
+        # The observer's routes: topic -> what to do with a message (no entry: not viewed).
+        self._routes: dict[str, Callable[[str, Any], None]] = {_BASE_POSE: self._take_pose}
+        for topic, channel in self._channels.items():
+            always = channel.latched or topic in _INPUTS
+            self._routes[topic] = self._put_message if always else self._offer
+        for topic in _INPUTS:
+            self._routes[topic] = self._put_message
         self.server = foxglove.start_server(
             name="galley",
             host="127.0.0.1",
@@ -206,35 +226,52 @@ class LiveView:
             self._detach()
         self._host, self._scene_tries = host, 0
         self._trajectory = []  # taken by the worker as a whole: a new list, not cleared
+        self._last_xy = (math.inf, math.inf)
         self._trajectory_frame = "map"
+        self._routes["/tf"] = self._find_scene
         self._put(("__reset__", None))
         self._detach = host.bus.add_observer(self._observe)
 
     def _observe(self, topic: str, type_name: str, msg: Any) -> None:
-        """The bus observer: cheap, never blocks (a full queue drops the message)."""
-        if topic == _BASE_POSE:
-            p = msg.pose.position
-            trajectory = self._trajectory
-            if not trajectory or _dist2(trajectory[-1], (p.x, p.y)) > _TRAJECTORY_STEP_M**2:
-                trajectory.append((float(p.x), float(p.y)))
-                self._trajectory_frame = msg.header.frame_id or "map"
+        """The bus observer: cheap, never blocks (a full queue drops the message).
+
+        It sees every message of the run (about 5,000 a wall second at 10x real time), most on
+        topics nobody views: one look-up, and out.
+        """
+        route = self._routes.get(topic)
+        if route is not None:
+            route(topic, msg)
+
+    def _offer(self, topic: str, msg: Any) -> None:
+        """A stream: queued only while a client subscribes, at most at its channel's rate."""
+        channel = self._channels[topic]
+        if not channel.channel.has_sinks():
+            return  # nobody subscribes: nothing to convert
+        if channel.min_period_s and not channel.admit(time.monotonic()):
             return
-        if self._host is not None and topic == "/tf":
-            self._find_scene()
-        channel = self._channels.get(topic)
-        if channel is None and topic not in _INPUTS:
-            return
-        if channel is not None and topic not in _INPUTS and not channel.latched:
-            if not channel.channel.has_sinks():
-                return  # nobody subscribes: nothing to convert
-            if channel.min_period_s and not channel.admit(time.monotonic()):
-                return
         self._put((topic, msg))
 
-    def _find_scene(self) -> None:
-        """Take the simulator node's scene once it runs (its first /tf may come from its constructor).
+    def _put_message(self, topic: str, msg: Any) -> None:
+        self._put((topic, msg))
 
-        A host without one (a replay) gets the default scene after a few /tf messages.
+    def _take_pose(self, topic: str, msg: Any) -> None:
+        """The base's ground-truth pose: a trajectory point once it moved _TRAJECTORY_STEP_M.
+
+        Points are taken here (a comparison), so the 50 Hz pose never goes through the queue.
+        """
+        p = msg.pose.position
+        x, y = float(p.x), float(p.y)
+        last = self._last_xy
+        if (x - last[0]) ** 2 + (y - last[1]) ** 2 > _TRAJECTORY_STEP_M**2:
+            self._last_xy = (x, y)
+            self._trajectory.append(convert.xy_pose(x, y))
+            self._trajectory_frame = msg.header.frame_id or "map"
+
+    def _find_scene(self, topic: str, msg: Any) -> None:
+        """/tf until the scene is found, then /tf is a stream like the others.
+
+        The scene is the simulator node's, once it runs (its first /tf may come from its
+        constructor); a host without one (a replay) gets the default scene after a few /tf.
         """
         try:
             scene = getattr(self._host.node("sim"), "scene", None)
@@ -243,7 +280,9 @@ class LiveView:
         self._scene_tries += 1
         if isinstance(scene, Scene) or self._scene_tries > 10:
             self._host = None
+            self._routes["/tf"] = self._offer
             self._put(("__scene__", scene if isinstance(scene, Scene) else self._default_scene))
+        self._offer(topic, msg)
 
     def _put(self, item: tuple[str, Any]) -> None:
         if len(self._queue) >= self._queue_size:
@@ -273,11 +312,11 @@ class LiveView:
 
     def _send_trajectory(self) -> None:
         """The trajectory so far, every _TRAJECTORY_PERIOD_S (wall) while it grows."""
-        points, now = list(self._trajectory), time.monotonic()
-        sent, sent_at = self._trajectory_sent
-        if len(points) != sent and now >= sent_at + _TRAJECTORY_PERIOD_S:
-            self._trajectory_sent = (len(points), now)
-            xy = convert.xy_poses(self._trajectory_frame, self._time_ns, points)
+        trajectory, now = self._trajectory, time.monotonic()  # the observer appends meanwhile
+        count, (sent, sent_at) = len(trajectory), self._trajectory_sent
+        if count != sent and now >= sent_at + _TRAJECTORY_PERIOD_S:
+            self._trajectory_sent = (count, now)
+            xy = convert.xy_poses(self._trajectory_frame, self._time_ns, trajectory[:count])
             self._log(self._channels["/view/trajectory"], xy)
 
     def _take_resend(self) -> list[str]:
@@ -347,10 +386,6 @@ class _Listener:
 
     def on_unsubscribe(self, client: Any, channel: Any) -> None:
         pass
-
-
-def _dist2(a: tuple[float, float], b: tuple[float, float]) -> float:
-    return (a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2
 
 
 def _json_bytes(value: Any) -> bytes:
