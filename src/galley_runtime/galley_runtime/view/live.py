@@ -331,10 +331,11 @@ class LiveView:
             if msg is not None:
                 self._log(self._channels["/view/scene"], convert.scene_update(msg))
             return
-        stamp = getattr(getattr(msg, "header", None), "stamp", None)
-        if stamp is not None:
-            t = convert.stamp_ns(stamp)
-            self._time_ns = max(self._time_ns, t)
+        header = getattr(msg, "header", None)
+        if header is None and getattr(msg, "transforms", None):  # a TFMessage: its transforms' time
+            header = msg.transforms[0].header
+        if header is not None:
+            self._time_ns = max(self._time_ns, convert.stamp_ns(header.stamp))
         if topic in _INPUTS:
             self._follow(topic, msg)
         channel = self._channels.get(topic)
