@@ -127,9 +127,10 @@ def test_plan_progress_follows_the_executor_and_the_monitor():
     assert not progress.update("/episode/events", event(STEP_STARTED, 7))  # no such step
 
 
-def test_without_a_subscriber_the_view_queues_no_stream_only_what_it_latches():
+def test_without_a_subscriber_the_view_sends_no_stream_only_what_it_latches():
     """Nothing is converted for a channel nobody subscribes to; the latched and the plan's inputs
-    are kept for the next client; a topic the view does not show is not looked at."""
+    are sent (kept for the next client) as they are published; a topic the view does not show is
+    not looked at."""
     pytest.importorskip("foxglove", reason="the live view needs foxglove-sdk (requirements.txt)")
     from galley_runtime.view.live import LiveView
 
@@ -138,7 +139,6 @@ def test_without_a_subscriber_the_view_queues_no_stream_only_what_it_latches():
         host = EmbeddedHost()
         view.attach(host)
         node = host.participant("talker")
-        queued = view.stats.queued  # the session's reset
         for topic, type_name in (
             ("/scan", "sensor_msgs/msg/LaserScan"),
             ("/odom", "nav_msgs/msg/Odometry"),
@@ -146,10 +146,10 @@ def test_without_a_subscriber_the_view_queues_no_stream_only_what_it_latches():
             ("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray"),
         ):
             node.create_publisher(topic, type_name, QoS()).publish(messages.new(type_name))
-        assert view.stats.queued == queued
+        assert view.stats.sent == {} and view.stats.queued == 0
         plan = messages.new("galley_msgs/msg/TaskPlan", instruction="x", steps=["move to x"])
         node.create_publisher("/task/plan", "galley_msgs/msg/TaskPlan", QoS()).publish(plan)
-        assert view.stats.queued == queued + 1
+        assert view.stats.sent == {"/task/plan": 1, "/view/plan": 1}  # on the publisher's call
+        assert view._channels["/view/plan"].last["steps"][0]["step"] == "move to x"
     finally:
         view.close()
-    assert view.stats.sent.get("/task/plan") == 1 and "/scan" not in view.stats.sent

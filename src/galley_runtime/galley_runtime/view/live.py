@@ -1,23 +1,27 @@
 """The live view: an embedded host's topics over the Foxglove WebSocket protocol (foxglove-sdk).
 
 :class:`LiveView` observes the host's bus (:meth:`Bus.add_observer`, which no node can see: no
-camera renders for it and no message changes), and for each published message on a viewed topic
-whose channel a client subscribes to, puts it on a bounded queue; a worker thread converts it
-(:mod:`galley_runtime.view.convert`) and logs it to the SDK's server, which keeps a bounded
-backlog per client and drops a slow client's oldest messages. So the simulation never waits for
-a client: a full queue drops the message (counted in :attr:`LiveView.dropped`), and a client that
-stalls or goes away changes nothing in the run or its bag. Camera images are throttled (wall
+camera renders for it and no message changes). A published message on a viewed topic whose
+channel a client subscribes to is converted (:mod:`galley_runtime.view.convert`) and logged to
+the SDK's server, which keeps a bounded backlog per client and drops a slow client's oldest
+messages; the small ones (everything but images, the map and the scene) right there, on the
+simulation's thread, the heavy ones on a bounded queue for a worker thread. So the simulation
+never waits for a client: a full queue drops the message (counted in :attr:`LiveView.dropped`),
+and a client that stalls or goes away changes nothing in the run or its bag. Camera images are throttled (wall
 clock) and sent as JPEG, and the fast streams thinned to what a screen shows: /tf to ``tf_hz``
 (30 per wall second: the 50 Hz /tf comes whole while the simulation runs at 0.6x real time or
 slower), /odom and /scan to ``max_hz`` (10 per wall second, the LiDAR's own rate at real time).
 Message times are the simulation's clock.
 
-What the view costs the simulation is Python work under the GIL, so it is kept to a few
-microseconds a message on the simulation's thread (one dict look-up for a topic nobody views)
-and to what a client sees on the worker: nothing is converted for a channel without a
-subscriber, each message is encoded once whatever the number of clients, the fast streams are
-written as JSON text directly (:mod:`~galley_runtime.view.convert`), and the trajectory's points
-are each written once. ``python bench/view.py`` measures it.
+What the view costs the simulation is Python work under the GIL and each hand-over of the GIL
+between threads, which on a busy machine is a wait for the scheduler: the SDK's ``log`` lets the
+GIL go, so a worker logging each message took it back and forth with the simulation's thread
+several times a batch. Converting the small messages where they are published costs a few tens
+of microseconds each and no hand-over. Nothing is converted for a channel without a subscriber
+(a topic nobody views costs one dict look-up), each message is encoded once whatever the number
+of clients, the fast streams are written as JSON text directly
+(:mod:`~galley_runtime.view.convert`), and the trajectory's points are each written once.
+``python bench/view.py`` measures it.
 
 Channels (topic: schema):
 
@@ -80,7 +84,9 @@ _STREAMS = ("/tf", "/odom", "/scan")
 _INPUTS = ("/task/plan", "/episode/events", "/monitor/events")
 #: The base's ground-truth pose, the executed trajectory's source.
 _BASE_POSE = "/sim/ground_truth/base_pose"
-_BATCH_S = 0.05  # the worker drains the queue this often, wall seconds
+_CLOCK_PERIOD_S = 0.05  # wall seconds between the clients' clock updates
+#: Converted by the worker: a JPEG, the map's grid in base64, the scene (milliseconds each).
+_HEAVY = (*CAMERA_TOPICS, "/map", "__scene__")
 _TRAJECTORY_STEP_M = 0.03  # a new trajectory point once the base moved this far
 _TRAJECTORY_PERIOD_S = 0.5  # wall seconds between trajectory messages
 
@@ -157,12 +163,12 @@ class LiveView:
             ("/view/plan", "galley.PlanProgress"),
         ):
             self._add_channel(topic, schema, None, True, 0.0)
-        # A plain deque (append and popleft are atomic): the simulation never takes a lock, and
-        # the worker wakes every _BATCH_S to drain it, not once per message (a thread woken per
-        # message makes the two threads hand the GIL back and forth).
+        # The heavy messages' queue: a plain deque (append and popleft are atomic), and the
+        # worker woken only when there is something for it (a few times a second at most).
         self._queue: deque[tuple[str, Any]] = deque()
         self._queue_size = queue_size
-        self._closing = threading.Event()
+        self._closing = False
+        self._wake = threading.Event()
         self._resend: set[str] = set()
         self.stats = _Stats()
         self._progress = PlanProgress()
@@ -170,7 +176,8 @@ class LiveView:
         self._last_xy = (math.inf, math.inf)
         self._trajectory_frame = "map"
         self._trajectory_sent = (0, 0.0)  # (points sent, wall time)
-        self._time_ns = self._time_sent_ns = 0
+        self._time_ns = 0
+        self._clock_sent_s = 0.0  # wall time of the last clock update
         self._detach: Callable[[], None] | None = None
         self._default_scene = scene
         self._host: Any = None
@@ -179,9 +186,9 @@ class LiveView:
         self._routes: dict[str, Callable[[str, Any], None]] = {_BASE_POSE: self._take_pose}
         for topic, channel in self._channels.items():
             always = channel.latched or topic in _INPUTS
-            self._routes[topic] = self._put_message if always else self._offer
+            self._routes[topic] = self._take if always else self._offer
         for topic in _INPUTS:
-            self._routes[topic] = self._put_message
+            self._routes[topic] = self._take
         self.server = foxglove.start_server(
             name="galley",
             host="127.0.0.1",
@@ -229,7 +236,8 @@ class LiveView:
         self._last_xy = (math.inf, math.inf)
         self._trajectory_frame = "map"
         self._routes["/tf"] = self._find_scene
-        self._put(("__reset__", None))
+        self._queue.clear()  # the previous episode's
+        self._reset()
         self._detach = host.bus.add_observer(self._observe)
 
     def _observe(self, topic: str, type_name: str, msg: Any) -> None:
@@ -249,10 +257,17 @@ class LiveView:
             return  # nobody subscribes: nothing to convert
         if channel.min_period_s and not channel.admit(time.monotonic()):
             return
-        self._put((topic, msg))
+        self._take(topic, msg)
 
-    def _put_message(self, topic: str, msg: Any) -> None:
-        self._put((topic, msg))
+    def _take(self, topic: str, msg: Any) -> None:
+        """Convert and send a message now, or queue it for the worker (the heavy ones)."""
+        if topic in _HEAVY:
+            self._put((topic, msg))
+            return
+        try:
+            self._handle(topic, msg)
+        except Exception as err:  # a bad message must not end the view, nor the run
+            _log.warning(f"live view: {topic}: {err!r}")
 
     def _take_pose(self, topic: str, msg: Any) -> None:
         """The base's ground-truth pose: a trajectory point once it moved _TRAJECTORY_STEP_M.
@@ -266,6 +281,7 @@ class LiveView:
             self._last_xy = (x, y)
             self._trajectory.append(convert.xy_pose(x, y))
             self._trajectory_frame = msg.header.frame_id or "map"
+            self._send_trajectory()
 
     def _find_scene(self, topic: str, msg: Any) -> None:
         """/tf until the scene is found, then /tf is a stream like the others.
@@ -290,52 +306,61 @@ class LiveView:
             return
         self._queue.append(item)
         self.stats.queued += 1
+        self._wake.set()
 
     # -- the worker thread -----------------------------------------------------------------------
 
     def _work(self) -> None:
-        while not self._closing.wait(_BATCH_S) or self._queue:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
             while self._queue:
                 item = self._queue.popleft()
                 try:
-                    self._handle(*item)
+                    self._handle_heavy(*item)
                 except Exception as err:  # a bad message must not end the view
                     _log.warning(f"live view: {item[0]}: {err!r}")
-            if self._time_ns != self._time_sent_ns:  # the clients' clock, once a batch
-                self._time_sent_ns = self._time_ns
-                self.server.broadcast_time(self._time_ns)
-            self._send_trajectory()
             for topic in self._take_resend():
                 channel = self._channels[topic]
                 if channel.last is not None:
                     channel.channel.log(channel.last, log_time=self._time_ns)
+            if self._closing:
+                return
 
     def _send_trajectory(self) -> None:
         """The trajectory so far, every _TRAJECTORY_PERIOD_S (wall) while it grows."""
-        trajectory, now = self._trajectory, time.monotonic()  # the observer appends meanwhile
-        count, (sent, sent_at) = len(trajectory), self._trajectory_sent
-        if count != sent and now >= sent_at + _TRAJECTORY_PERIOD_S:
-            self._trajectory_sent = (count, now)
-            xy = convert.xy_poses(self._trajectory_frame, self._time_ns, trajectory[:count])
+        now, (sent, sent_at) = time.monotonic(), self._trajectory_sent
+        if len(self._trajectory) != sent and now >= sent_at + _TRAJECTORY_PERIOD_S:
+            self._trajectory_sent = (len(self._trajectory), now)
+            xy = convert.xy_poses(self._trajectory_frame, self._time_ns, self._trajectory)
             self._log(self._channels["/view/trajectory"], xy)
 
     def _take_resend(self) -> list[str]:
         topics, self._resend = list(self._resend), set()
         return topics
 
-    def _handle(self, topic: str, msg: Any) -> None:
-        if topic == "__reset__":
-            self._reset()
-            return
+    def _handle_heavy(self, topic: str, msg: Any) -> None:
+        """The worker's: the scene, the map, a camera image (at the view's clock)."""
         if topic == "__scene__":
             if msg is not None:
                 self._log(self._channels["/view/scene"], convert.scene_update(msg))
             return
+        channel = self._channels[topic]
+        data = channel.convert(msg) if channel.convert is not None else convert.ros_to_dict(msg)
+        if data is not None:
+            self._log(channel, data)
+
+    def _handle(self, topic: str, msg: Any) -> None:
+        """The simulation thread's: the view's clock, the plan's progress, a small message."""
         header = getattr(msg, "header", None)
         if header is None and getattr(msg, "transforms", None):  # a TFMessage: its transforms' time
             header = msg.transforms[0].header
         if header is not None:
             self._time_ns = max(self._time_ns, convert.stamp_ns(header.stamp))
+            now = time.monotonic()
+            if now >= self._clock_sent_s + _CLOCK_PERIOD_S:  # the clients' clock
+                self._clock_sent_s = now
+                self.server.broadcast_time(self._time_ns)
         if topic in _INPUTS:
             self._follow(topic, msg)
         channel = self._channels.get(topic)
@@ -353,6 +378,7 @@ class LiveView:
 
     def _reset(self) -> None:
         self._time_ns = 0
+        self._clock_sent_s = 0.0
         self._progress = PlanProgress()
         self._trajectory_sent = (0, 0.0)
         for channel in self._channels.values():
@@ -369,7 +395,8 @@ class LiveView:
         if self._detach is not None:
             self._detach()
             self._detach = None
-        self._closing.set()
+        self._closing = True
+        self._wake.set()
         self._worker.join(timeout=5.0)
         self.server.stop()
 
@@ -384,6 +411,7 @@ class _Listener:
         ours = self._view._channels.get(channel.topic)
         if ours is not None and ours.latched:
             self._view._resend.add(channel.topic)
+            self._view._wake.set()
 
     def on_unsubscribe(self, client: Any, channel: Any) -> None:
         pass
