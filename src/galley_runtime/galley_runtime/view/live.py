@@ -7,11 +7,11 @@ the SDK's server, which keeps a bounded backlog per client and drops a slow clie
 messages; the small ones (everything but images, the map and the scene) right there, on the
 simulation's thread, the heavy ones on a bounded queue for a worker thread. So the simulation
 never waits for a client: a full queue drops the message (counted in :attr:`LiveView.dropped`),
-and a client that stalls or goes away changes nothing in the run or its bag. Camera images are throttled (wall
-clock) and sent as JPEG, and the fast streams thinned to what a screen shows: /tf to ``tf_hz``
-(30 per wall second: the 50 Hz /tf comes whole while the simulation runs at 0.6x real time or
-slower), /odom and /scan to ``max_hz`` (10 per wall second, the LiDAR's own rate at real time).
-Message times are the simulation's clock.
+and a client that stalls or goes away changes nothing in the run or its bag. Camera images are
+throttled (wall clock) and sent as JPEG, and the fast streams thinned to what a screen shows:
+/tf to ``tf_hz`` (30 per wall second: the 50 Hz /tf comes whole while the simulation runs at
+0.6x real time or slower), /odom and /scan to ``max_hz`` (10 per wall second, the LiDAR's own
+rate at real time). Message times are the simulation's clock.
 
 What the view costs the simulation is Python work under the GIL and each hand-over of the GIL
 between threads, which on a busy machine is a wait for the scheduler: the SDK's ``log`` lets the
