@@ -129,15 +129,25 @@ def test_each_schema_decodes_at_its_rate_on_the_simulation_clock(viewed):
 
 
 def test_a_stalled_client_changes_nothing_in_the_run_or_its_bag(tmp_path, viewed):
-    """The same episode: once with the view and a client that reads a frame every 50 ms, once without."""
+    """The same episode: once with the view, a client that reads a frame every 50 ms and one that
+    goes away after 50 messages, once without."""
     from rosbags.highlevel import AnyReader
 
     port = free_port()
     stalled = start_run(tmp_path / "stalled", "--view", str(port))
-    slow = asyncio.run(listen(f"ws://127.0.0.1:{port}", 240.0, read_delay_s=0.05))
+    url = f"ws://127.0.0.1:{port}"
+
+    async def watch() -> list[Received]:
+        def fifty(got: Received) -> bool:
+            return sum(len(m) for m in got.messages.values()) >= 50
+
+        return await asyncio.gather(listen(url, 240.0, read_delay_s=0.05), listen(url, 240.0, until=fifty))
+
+    slow, brief = asyncio.run(watch())
     finish(stalled)
     finish(start_run(tmp_path / "plain"))
     assert sum(len(m) for m in slow.messages.values()) > 0
+    assert sum(len(m) for m in brief.messages.values()) >= 50
     episodes = [json.loads((tmp_path / r / "episode.json").read_text()) for r in ("stalled", "plain")]
     for e in episodes:
         e.pop("wall_time_s"), e.pop("real_time_factor")

@@ -251,7 +251,7 @@ class LiveView:
             route(topic, msg)
 
     def _offer(self, topic: str, msg: Any) -> None:
-        """A stream: queued only while a client subscribes, at most at its channel's rate."""
+        """A stream: taken only while a client subscribes, at most at its channel's rate."""
         channel = self._channels[topic]
         if not channel.channel.has_sinks():
             return  # nobody subscribes: nothing to convert
