@@ -7,11 +7,15 @@ off) in three configurations, interleaved so that a busy machine slows them alik
 view), ``view`` (``--view``: the server and its bus observer, nobody connected) and ``watched``
 (``--view`` with a protocol client subscribed to every channel and decoding every message, in its
 own process as a browser or Foxglove is: ``python -m galley_runtime.view.client``).
-Reports each configuration's real-time factor (simulated / wall seconds, the best of the repeats,
-as noise only ever slows a run) and the CPU seconds of the episode's process (every thread: the
-simulation, the view's worker, the SDK's server; the least of the repeats), with the ratios to
-``off``; issue 36's target: the view costs < 10 %.
---quick: one repeat of a 40 s step; else three repeats. Prints a table and, last, one JSON line.
+Each round runs the three in a rotated order. Reports each configuration's real-time factor
+(simulated / wall seconds) as the best of the rounds, as noise only ever slows a run, and, as the
+spread, the ratio to ``off`` within each round (median, least, most): on a shared machine a
+neighbour's job lands on one run of a round, not on all. Also the CPU seconds of the episode's
+process (every thread: the simulation, the view's worker, the SDK's server; the least of the
+rounds), with the ratios to ``off``, and the CPU seconds of its threads other than the
+simulation's (the median): the view's own work, apart from its bus observer, which runs on the
+simulation's thread. Issue 36's target: the view costs < 10 %.
+--quick: one round of a 40 s step; else five (--repeats). Prints a table and, last, one JSON line.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,10 +39,16 @@ PLAN = "move to the blue zone"
 
 
 def episode(out: Path, view: bool, watched: bool) -> dict[str, Any]:
-    """One episode; returns its summary plus the messages a client decoded and the CPU it took."""
-    cpu = time.process_time()
+    """One episode; returns its summary plus the messages a client decoded and the CPU it took.
+
+    ``cpu_s`` is the process's (every thread), ``other_threads_cpu_s`` all but this, the
+    simulation's thread: the view's worker and servers (and, in every configuration, the renderer's
+    few threads).
+    """
+    cpu, main = time.process_time(), time.thread_time()
     summary = _episode(out, view, watched)
-    return summary | {"cpu_s": time.process_time() - cpu}
+    cpu, main = time.process_time() - cpu, time.thread_time() - main
+    return summary | {"cpu_s": cpu, "other_threads_cpu_s": cpu - main}
 
 
 def _episode(out: Path, view: bool, watched: bool) -> dict[str, Any]:
@@ -52,6 +63,10 @@ def _episode(out: Path, view: bool, watched: bool) -> dict[str, Any]:
                 stdout=subprocess.PIPE,
                 text=True,
             )
+            tf = live._channels["/tf"].channel  # type: ignore[attr-defined]
+            deadline = time.monotonic() + 30.0
+            while not tf.has_sinks() and time.monotonic() < deadline:  # watched from the start
+                time.sleep(0.05)
         summary = run_episode(INSTRUCTION, plan=PLAN, out_dir=out, progress=False)
     decoded = 0
     if client is not None:  # the server has stopped: the client prints its counts and ends
@@ -62,26 +77,42 @@ def _episode(out: Path, view: bool, watched: bool) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one repeat (within about a minute)")
+    parser.add_argument("--quick", action="store_true", help="one round (within about a minute)")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds of the three configurations")
     args = parser.parse_args()
     logging.getLogger().setLevel(logging.ERROR)
-    repeats = 1 if args.quick else 3
+    repeats = 1 if args.quick else args.repeats
     configs = {"off": (False, False), "view": (True, False), "watched": (True, True)}
     results: dict[str, list[dict[str, Any]]] = {name: [] for name in configs}
     with tempfile.TemporaryDirectory() as tmp:
         run_episode(INSTRUCTION, plan=PLAN, out_dir=Path(tmp) / "warm-up", progress=False)  # imports, caches
         for r in range(repeats):
-            for name, (view, watched) in configs.items():
+            names = list(configs)[r % 3 :] + list(configs)[: r % 3]  # no configuration always first
+            for name in names:
+                view, watched = configs[name]
                 results[name].append(episode(Path(tmp) / f"{name}-{r}", view, watched))
     rtf = {name: max(s["real_time_factor"] for s in runs) for name, runs in results.items()}
     cpu = {name: min(s["cpu_s"] for s in runs) for name, runs in results.items()}
-    print(f"live view cost, one {results['off'][0]['sim_time_s']:.0f} s episode, best of {repeats}")
-    head = ("configuration", "real-time factor", "vs off", "CPU s", "vs off", "decoded")
-    print(f"{head[0]:14s} {head[1]:>17s} {head[2]:>8s} {head[3]:>7s} {head[4]:>8s} {head[5]:>8s}")
+    others = {
+        name: statistics.median(s["other_threads_cpu_s"] for s in runs) for name, runs in results.items()
+    }
+    rounds = {
+        name: sorted(
+            s["real_time_factor"] / o["real_time_factor"] for s, o in zip(runs, results["off"], strict=True)
+        )
+        for name, runs in results.items()
+    }
+    print(f"live view cost, one {results['off'][0]['sim_time_s']:.0f} s episode, {repeats} round(s)")
+    widths = {"configuration": -14, "best RTF": 9, "vs off": 7, "round median": 13, "range": 10}
+    widths |= {"CPU s": 6, "CPU vs off": 11, "not sim thread": 15, "decoded": 8}
+    print(" ".join(f"{h:{'<' if w < 0 else '>'}{abs(w)}s}" for h, w in widths.items()))
     for name, runs in results.items():
+        ratios = rounds[name]
+        spread = f"{ratios[0]:.2f}-{ratios[-1]:.2f}"
         print(
-            f"{name:14s} {rtf[name]:17.2f} {rtf[name] / rtf['off']:8.3f} {cpu[name]:7.2f} "
-            f"{cpu[name] / cpu['off']:8.3f} {runs[-1]['decoded']:8d}"
+            f"{name:14s} {rtf[name]:9.2f} {rtf[name] / rtf['off']:7.3f} {statistics.median(ratios):13.3f} "
+            f"{spread:>10s} {cpu[name]:6.2f} {cpu[name] / cpu['off']:11.3f} "
+            f"{others[name]:15.2f} {runs[-1]['decoded']:8d}"
         )
     figures = {
         "rtf_off": rtf["off"],
@@ -89,9 +120,16 @@ def main() -> None:
         "rtf_watched": rtf["watched"],
         "rtf_ratio_view_vs_off": round(rtf["view"] / rtf["off"], 3),
         "rtf_ratio_watched_vs_off": round(rtf["watched"] / rtf["off"], 3),
+        "round_ratio_view_median": round(statistics.median(rounds["view"]), 3),
+        "round_ratio_watched_median": round(statistics.median(rounds["watched"]), 3),
+        "round_ratio_watched_min": round(rounds["watched"][0], 3),
+        "round_ratio_watched_max": round(rounds["watched"][-1], 3),
         "cpu_s_off": round(cpu["off"], 2),
         "cpu_ratio_view_vs_off": round(cpu["view"] / cpu["off"], 3),
         "cpu_ratio_watched_vs_off": round(cpu["watched"] / cpu["off"], 3),
+        "other_threads_cpu_s_off": round(others["off"], 3),
+        "other_threads_cpu_s_view": round(others["view"], 3),
+        "other_threads_cpu_s_watched": round(others["watched"], 3),
         "messages_decoded_watched": results["watched"][-1]["decoded"],
         "messages_dropped_watched": results["watched"][-1]["dropped"],
         "repeats": repeats,

@@ -7,12 +7,19 @@ JSON rather than the SDK's protobuf so that the page (plain JavaScript, no libra
 decode every channel with ``JSON.parse``; bytes (images, the occupancy grid) travel base64-encoded,
 which the schemas say with ``contentEncoding``, as Foxglove's JSON schemas do. Times are the
 simulation's clock: ``{"sec", "nsec"}``.
+
+The fast streams (/tf, /odom, /scan, the trajectory) are written as JSON text directly, with
+fixed-precision numbers (positions to 0.1 mm, quaternions to 1e-6, ranges to 1 mm): building a
+dict and ``json.dumps`` of it spends most of its time printing each float's shortest repr, and
+this runs with the GIL, time the simulation's thread waits for. The rest are dicts.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import math
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -31,6 +38,8 @@ __all__ = [
     "ros_to_dict",
     "scene_update",
     "stamp_ns",
+    "xy_pose",
+    "xy_poses",
 ]
 
 _NS = 1_000_000_000
@@ -81,35 +90,52 @@ def _pose(p: Any) -> dict[str, Any]:
     return {"position": _vec(p.position), "orientation": _quat(p.orientation)}
 
 
-def frame_transforms(msg: Any) -> dict[str, Any]:
-    """tf2_msgs/TFMessage -> foxglove.FrameTransforms."""
-    return {
-        "transforms": [
-            {
-                "timestamp": _time(t.header.stamp),
-                "parent_frame_id": t.header.frame_id,
-                "child_frame_id": t.child_frame_id,
-                "translation": _vec(t.transform.translation),
-                "rotation": _quat(t.transform.rotation),
-            }
-            for t in msg.transforms
-        ]
-    }
+@cache
+def _jstr(text: str) -> str:
+    """A string as JSON (frame ids repeat: each is escaped once)."""
+    return json.dumps(text)
 
 
-def laser_scan(msg: Any) -> dict[str, Any]:
-    """sensor_msgs/LaserScan -> foxglove.LaserScan (in the scan's frame; angles in radians)."""
+_STAMP = '{"sec":%d,"nsec":%d}'
+_TRANSFORM = (
+    '{"timestamp":' + _STAMP + ',"parent_frame_id":%s,"child_frame_id":%s,'
+    '"translation":{"x":%.4f,"y":%.4f,"z":%.4f},"rotation":{"x":%.6f,"y":%.6f,"z":%.6f,"w":%.6f}}'
+)
+_POSE = '{"position":{"x":%.4f,"y":%.4f,"z":%.4f},"orientation":{"x":%.6f,"y":%.6f,"z":%.6f,"w":%.6f}}'
+
+
+def _pose_json(p: Any) -> str:
+    q, o = p.position, p.orientation
+    return _POSE % (q.x, q.y, q.z, o.x, o.y, o.z, o.w)
+
+
+def frame_transforms(msg: Any) -> str:
+    """tf2_msgs/TFMessage -> foxglove.FrameTransforms (JSON text)."""
+    parts = []
+    for t in msg.transforms:
+        s, v, r = t.header.stamp, t.transform.translation, t.transform.rotation
+        ids = (_jstr(t.header.frame_id), _jstr(t.child_frame_id))
+        parts.append(_TRANSFORM % (s.sec, s.nanosec, *ids, v.x, v.y, v.z, r.x, r.y, r.z, r.w))
+    return '{"transforms":[' + ",".join(parts) + "]}"
+
+
+@cache
+def _ranges_format(n: int) -> str:
+    return ",".join(("%.3f",) * n)
+
+
+def laser_scan(msg: Any) -> str:
+    """sensor_msgs/LaserScan -> foxglove.LaserScan (JSON text; in the scan's frame, angles in radians)."""
     ranges = np.asarray(msg.ranges, dtype=float)
     ranges = np.where(np.isfinite(ranges), ranges, 0.0)  # JSON has no inf; 0 is Foxglove's "no return"
-    return {
-        "timestamp": _time(msg.header.stamp),
-        "frame_id": msg.header.frame_id,
-        "pose": {"position": {"x": 0.0, "y": 0.0, "z": 0.0}, "orientation": {"x": 0, "y": 0, "z": 0, "w": 1}},
-        "start_angle": float(msg.angle_min),
-        "end_angle": float(msg.angle_min + msg.angle_increment * max(len(ranges) - 1, 0)),
-        "ranges": np.round(ranges, 3).tolist(),
-        "intensities": [],
-    }
+    end = msg.angle_min + msg.angle_increment * max(len(ranges) - 1, 0)
+    return (
+        f'{{"timestamp":{_STAMP % (msg.header.stamp.sec, msg.header.stamp.nanosec)},'
+        f'"frame_id":{_jstr(msg.header.frame_id)},'
+        '"pose":{"position":{"x":0,"y":0,"z":0},"orientation":{"x":0,"y":0,"z":0,"w":1}},'
+        f'"start_angle":{float(msg.angle_min)!r},"end_angle":{float(end)!r},'
+        f'"ranges":[{_ranges_format(len(ranges)) % tuple(ranges.tolist())}],"intensities":[]}}'
+    )
 
 
 def compressed_image(msg: Any, quality: int = 70) -> dict[str, Any] | None:
@@ -134,10 +160,11 @@ def compressed_image(msg: Any, quality: int = 70) -> dict[str, Any] | None:
     }
 
 
-def pose_in_frame(msg: Any) -> dict[str, Any]:
-    """geometry_msgs/PoseStamped or nav_msgs/Odometry -> foxglove.PoseInFrame."""
+def pose_in_frame(msg: Any) -> str:
+    """geometry_msgs/PoseStamped or nav_msgs/Odometry -> foxglove.PoseInFrame (JSON text)."""
     pose = msg.pose.pose if hasattr(msg, "child_frame_id") else msg.pose  # Odometry: PoseWithCovariance
-    return {"timestamp": _time(msg.header.stamp), "frame_id": msg.header.frame_id, "pose": _pose(pose)}
+    stamp = _STAMP % (msg.header.stamp.sec, msg.header.stamp.nanosec)
+    return f'{{"timestamp":{stamp},"frame_id":{_jstr(msg.header.frame_id)},"pose":{_pose_json(pose)}}}'
 
 
 def poses_in_frame(msg: Any) -> dict[str, Any]:
@@ -149,14 +176,18 @@ def poses_in_frame(msg: Any) -> dict[str, Any]:
     }
 
 
-def xy_poses(frame_id: str, time_ns: int, points: list[tuple[float, float]]) -> dict[str, Any]:
-    """Planar points (x, y in metres) -> foxglove.PosesInFrame (the executed trajectory)."""
-    ident = {"x": 0.0, "y": 0.0, "z": 0.0, "w": 1.0}
-    return {
-        "timestamp": _time_ns(time_ns),
-        "frame_id": frame_id,
-        "poses": [{"position": {"x": x, "y": y, "z": 0.02}, "orientation": ident} for x, y in points],
-    }
+def xy_pose(x: float, y: float) -> str:
+    """A planar point (metres) as a pose of foxglove.PosesInFrame, JSON text (see :func:`xy_poses`)."""
+    return _POSE % (x, y, 0.02, 0.0, 0.0, 0.0, 1.0)
+
+
+def xy_poses(frame_id: str, time_ns: int, poses: list[str]) -> str:
+    """Poses of :func:`xy_pose` -> foxglove.PosesInFrame, JSON text (the executed trajectory).
+
+    The trajectory only grows, so each point is written once and the message is a join.
+    """
+    stamp = _STAMP % divmod(time_ns, _NS)
+    return f'{{"timestamp":{stamp},"frame_id":{_jstr(frame_id)},"poses":[{",".join(poses)}]}}'
 
 
 def grid(msg: Any) -> dict[str, Any]:

@@ -4,20 +4,31 @@ foxglove-sdk's server speaks only WebSocket (a plain HTTP GET is refused), so th
 this small asyncio server on 127.0.0.1: a request that asks to upgrade to WebSocket is passed,
 bytes unchanged in both directions, to the SDK's server on its own local port (Foxglove and the
 page then talk to the SDK itself, subprotocol ``foxglove.websocket.v1``); any other GET is
-answered with a file of the page (``static/``: plain HTML and JavaScript, no CDN). It runs in its
-own thread, apart from the simulation.
+answered with a file of the page (``static/``: plain HTML and JavaScript, no CDN).
+
+It runs in a process of its own (this file, run by path: it imports nothing of galley's), so
+that forwarding each message costs the simulation's process nothing: as a thread of it, the
+proxy took the GIL for every frame a client was sent, and on a busy machine each hand-over of
+the GIL is a wait for the scheduler. :class:`Front` binds the port here (a port in use fails
+here, as ``OSError``), hands the listening socket over, and ends the process on :meth:`close`
+(or when this process ends: it watches a pipe).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import threading
-from importlib import resources
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
 __all__ = ["Front"]
 
 _TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css"}
 _MAX_HEAD = 16384
+_STATIC = Path(__file__).with_name("static")
 
 
 class Front:
@@ -32,14 +43,37 @@ class Front:
     """
 
     def __init__(self, port: int, ws_port: int) -> None:
+        with socket.socket() as listener:
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(("127.0.0.1", port))
+            listener.listen(64)  # connections wait here until the process accepts them
+            self.port = int(listener.getsockname()[1])
+            alive_r, self._alive = os.pipe()  # the process ends when this end closes
+            try:
+                args = ["--fd", str(listener.fileno()), "--ws-port", str(ws_port), "--alive", str(alive_r)]
+                self._process = subprocess.Popen(
+                    [sys.executable, __file__, *args], pass_fds=(listener.fileno(), alive_r)
+                )
+            finally:
+                os.close(alive_r)
+
+    def close(self) -> None:
+        """Stop serving: the process closes its connections and ends."""
+        if self._alive >= 0:
+            os.close(self._alive)
+            self._alive = -1
+        try:
+            self._process.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+
+class _Server:
+    """The front's process: the page, and the WebSocket upgrades forwarded to the SDK's server."""
+
+    def __init__(self, ws_port: int) -> None:
         self._ws_port = ws_port
-        self._loop = asyncio.new_event_loop()
-        self._server = self._loop.run_until_complete(
-            asyncio.start_server(self._serve, "127.0.0.1", port, reuse_address=True)
-        )
-        self.port = int(self._server.sockets[0].getsockname()[1])
-        self._thread = threading.Thread(target=self._loop.run_forever, name="galley-view-front", daemon=True)
-        self._thread.start()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -57,7 +91,7 @@ class Front:
         method, _, rest = lines[0].partition(" ")
         path = rest.split(" ")[0].split("?")[0]
         name = "index.html" if path in ("/", "/index.html") else path.lstrip("/")
-        page = resources.files("galley_runtime.view") / "static" / name
+        page = _STATIC / name
         if method != "GET" or "/" in name or not page.is_file():
             body, status, kind = b"not found\n", "404 Not Found", "text/plain"
         else:
@@ -92,19 +126,38 @@ class Front:
 
         await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
 
-    def close(self) -> None:
-        """Stop serving: open connections are closed, then the thread ends."""
 
-        async def stop() -> None:
-            self._server.close()
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+async def _serve_until_closed(fd: int, ws_port: int, alive: int) -> None:
+    server = _Server(ws_port)
+    listener = socket.socket(fileno=fd)
+    loop = asyncio.get_running_loop()
+    ended = loop.create_future()
+    loop.set_exception_handler(_quiet_cancel)
+    loop.add_reader(alive, lambda: ended.done() or ended.set_result(None))  # EOF: the view closed
+    async with await asyncio.start_server(server._serve, sock=listener):
+        await ended
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
-        if self._thread.is_alive():
-            try:
-                asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=5.0)
-            finally:
-                self._loop.call_soon_threadsafe(self._loop.stop)
-                self._thread.join(timeout=5.0)
+
+def _quiet_cancel(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+    """Connections cancelled at the end are no error (Python 3.11's streams report them as one)."""
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The front's process (started by :class:`Front`)."""
+    p = argparse.ArgumentParser(description="the live view's page and WebSocket forwarding")
+    p.add_argument("--fd", type=int, required=True, help="the listening socket, handed over")
+    p.add_argument("--ws-port", type=int, required=True, help="the SDK server's port on 127.0.0.1")
+    p.add_argument("--alive", type=int, required=True, help="a pipe whose end closing stops this")
+    args = p.parse_args(argv)
+    asyncio.run(_serve_until_closed(args.fd, args.ws_port, args.alive))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
