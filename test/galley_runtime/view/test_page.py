@@ -60,13 +60,17 @@ def test_the_page_shows_the_robot_moving_and_the_steps_verdict(tmp_path):
             page.wait_for_function("document.getElementById('canvas').dataset.robot", timeout=120_000)
             first = page.eval_on_selector("#canvas", "c => c.dataset.robot")
             page.screenshot(path=str(tmp_path / "first.png"))
+            # The robot has moved 5 cm on the page (however slowly a loaded machine runs it).
+            x0, y0 = map(float, first.split(","))
             page.wait_for_function(
-                f"document.getElementById('canvas').dataset.robot !== {first!r}", timeout=60_000
+                "([x0, y0]) => { const [x, y] = document.getElementById('canvas').dataset.robot"
+                ".split(',').map(Number); return (x - x0) ** 2 + (y - y0) ** 2 > 0.05 ** 2; }",
+                arg=[x0, y0],
+                timeout=120_000,
             )
-            page.wait_for_timeout(1000)
             page.screenshot(path=str(tmp_path / "second.png"))
             second = page.eval_on_selector("#canvas", "c => c.dataset.robot")
-            (x0, y0), (x1, y1) = (map(float, s.split(",")) for s in (first, second))
+            x1, y1 = map(float, second.split(","))
             assert (x1 - x0) ** 2 + (y1 - y0) ** 2 > 0.05**2, (first, second)
             assert (tmp_path / "first.png").read_bytes() != (tmp_path / "second.png").read_bytes()
             page.wait_for_selector("#plan li[data-verdict='pass']", timeout=120_000)
