@@ -153,7 +153,7 @@ NODES: tuple[StackNode, ...] = (
     StackNode("perception", "galley_nodes.nodes.perception:PerceptionNode", KITCHEN, when="perception"),
     StackNode("scene_markers", "galley_nodes.nodes.scene_markers:SceneMarkersNode", KITCHEN, when="markers"),
     StackNode("map_server", "galley_nodes.nodes.map_server:MapServerNode", DRIVEN),
-    # the policy too: its `goal` observation holds points of the planner's /plan (galley_learning)
+    # the policy too: its observation (sensors, privileged) holds points of the planner's /plan
     StackNode(
         "global_planner", "galley_nodes.nodes.global_planner:GlobalPlannerNode", DRIVEN, when="galley_planner"
     ),

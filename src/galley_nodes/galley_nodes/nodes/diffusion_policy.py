@@ -1,7 +1,8 @@
 """``diffusion_policy``: a trained diffusion policy driving base and arm in place of the oracle nodes.
 
 Replaces the diff-drive controller and the arm controller (Kitchen-R's "policy" evaluation mode
-replaces the global planner too; galley keeps it, for the `goal` observation's points of /plan).
+replaces the global planner too; galley keeps it, for the points of /plan in the `sensors` and
+`privileged` observations).
 Subscribes the base and wrist cameras, /joint_states, /odom and /episode/events (the plan step
 now running: the decomposed task text). At ``rate_hz`` (the rate
 the policy was trained at) it keeps the last ``obs_horizon`` observations; when its queue of actions
