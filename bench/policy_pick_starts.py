@@ -24,7 +24,7 @@ def main() -> None:
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     for bag in sys.argv[1:]:
-        f = episode_frames(bag, image_size=None, cameras={}, observation="goal", actions="delta")
+        f = episode_frames(bag, image_size=None, cameras={}, observation="privileged", actions="delta")
         for i in range(1, len(f)):
             if f.step[i] != f.step[i - 1] and str(f.step[i]).startswith("pick"):
                 before, g = f.goal[i - 1], f.goal[i]

@@ -50,13 +50,13 @@ def test_every_setting_has_a_doc_and_its_default_is_valid(cls: type) -> None:
 
 
 def test_galley_train_without_options_is_the_dataclasses_defaults() -> None:
-    """`galley train` and Python give the same settings: goal observations, contact actions."""
+    """`galley train` and Python give the same settings: sensors observations, anchor actions."""
     args = _parse(["train", "--data", "d", "--out", "r"])
     assert config_from_arguments(TrainConfig, args) == TrainConfig()
     dataset = config_from_arguments(DatasetConfig, args, fields=args.dataset_fields)
     assert dataset == DatasetConfig()
-    assert (dataset.observation, dataset.actions) == ("goal", "contact")
-    assert (PolicyConfig().observation, PolicyConfig().actions) == ("goal", "contact")
+    assert (dataset.observation, dataset.actions) == ("sensors", "anchor")
+    assert (PolicyConfig().observation, PolicyConfig().actions) == ("sensors", "anchor")
 
 
 def test_galley_train_keeps_todays_spellings() -> None:
@@ -213,4 +213,5 @@ def test_an_old_dataset_reads_back_with_the_settings_it_was_built_with(tmp_path:
 def test_saved_settings_take_todays_default_only_for_what_the_old_galley_did_not_vary() -> None:
     config = saved_config(TrainConfig, {"steps": 10}, "run/config.json")
     assert config == TrainConfig(steps=10)
-    assert saved_config(PolicyConfig, {"observation": "goal"}, "x").actions == "absolute"
+    old = saved_config(PolicyConfig, {"observation": "goal"}, "x")  # a run saved before the rename
+    assert (old.observation, old.actions) == ("privileged", "absolute")

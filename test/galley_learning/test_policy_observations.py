@@ -175,7 +175,7 @@ def test_contact_actions_are_relative_to_the_contact_point_and_decode_to_the_sam
     for k in range(n):
         decoded = decode_action("contact", contact[k], ee_p[k], ee_q[k], goal[k])
         np.testing.assert_allclose(decoded, absolute[k], atol=1e-12)
-    with pytest.raises(ValueError, match="need the goal rows"):
+    with pytest.raises(ValueError, match="need the step features"):
         encode_actions("contact", absolute, ee_p, ee_q)
 
 
@@ -183,12 +183,12 @@ def test_presets_have_their_names_and_proprio_hides_the_target() -> None:
     t = 3
     ee_p, ee_q = np.tile([0.4, 0.0, 0.9], (t, 1)), np.tile([1.0, 0.0, 0.0, 0.0], (t, 1))
     odom, goal = np.zeros((t, 5)), np.arange(t * len(GOAL_NAMES), dtype=float).reshape(t, -1)
-    for name in ("kitchen_r", "goal", "proprio"):
+    for name in ("kitchen_r", "privileged", "proprio"):
         state = policy_state(name, ee_p=ee_p, ee_q=ee_q, gripper=np.ones(t), odom=odom, goal=goal)
         assert state.shape == (t, len(state_names(name)))
     proprio = policy_state("proprio", ee_p=ee_p, ee_q=ee_q, gripper=np.ones(t), odom=odom, goal=goal)
     np.testing.assert_array_equal(proprio[:, -3:], goal[:, :3])  # the step's kind, nothing of where
-    with pytest.raises(ValueError, match="choose kitchen_r, goal, proprio"):
+    with pytest.raises(ValueError, match="choose sensors, kitchen_r, privileged, proprio"):
         state_names("images")
 
 

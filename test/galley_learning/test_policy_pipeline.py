@@ -49,7 +49,7 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def dataset(collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("data") / "dataset"
-    config = DatasetConfig(image_size=(32, 24), val_fraction=0.5, observation="goal", actions="delta")
+    config = DatasetConfig(image_size=(32, 24), val_fraction=0.5, observation="privileged", actions="delta")
     build_dataset(collection, out, config)
     return out
 
@@ -122,7 +122,7 @@ def test_contact_point_is_where_the_oracle_grasps_and_releases(collection: Path)
     """
     switches = {"pick": [], "place": []}
     for bag in find_bags(collection):
-        frames = episode_frames(bag, image_size=None, cameras={}, observation="goal", actions="contact")
+        frames = episode_frames(bag, image_size=None, cameras={}, observation="privileged", actions="contact")
         grip = frames.action[:, 9]
         for i in range(1, len(frames)):
             kind = str(frames.step[i]).split(" ", 1)[0]
@@ -154,7 +154,7 @@ def test_dataset_files_split_and_statistics(dataset: Path) -> None:
 
 
 def test_dataset_built_in_parallel_is_the_same(collection: Path, dataset: Path, tmp_path: Path) -> None:
-    config = DatasetConfig(image_size=(32, 24), val_fraction=0.5, observation="goal", actions="delta")
+    config = DatasetConfig(image_size=(32, 24), val_fraction=0.5, observation="privileged", actions="delta")
     build_dataset(collection, tmp_path / "p", config, workers=2)
     serial, parallel = PolicyData.open(dataset), PolicyData.open(tmp_path / "p")
     assert parallel.meta["steps"] == serial.meta["steps"] and parallel.splits == serial.splits
@@ -303,7 +303,7 @@ def test_policy_node_sees_what_training_sees(
         "Move the bowl to the green zone", seed=0, out_dir=tmp_path / "ep", params=[params], policy=run
     )
     config = PolicyRunner(run).config
-    assert (config.observation, config.actions) == ("goal", "delta")  # the dataset's
+    assert (config.observation, config.actions) == ("privileged", "delta")  # the dataset's
     frames = episode_frames(
         tmp_path / "ep" / "bag", image_size=(32, 24), observation=config.observation, actions=config.actions
     )

@@ -84,17 +84,23 @@ def parse_image_size(text: str) -> tuple[int, int]:
     return int(match[1]), int(match[2])
 
 
+def _excluded(config: CollectConfig) -> list[str]:
+    """Topics the bags leave out: /clock, and the depth image unless ``--depth`` (about 3 MB/s)."""
+    return ["/clock"] if config.depth else ["/clock", "/camera/base/depth/image_raw"]
+
+
 def _params_yaml(config: CollectConfig) -> str:
     w, h = config.image_size
     return (
         "# galley collect: the simulator's camera settings for this collection (on top of galley.yaml)\n"
         "sim:\n  ros__parameters:\n"
         f"    image_width: {w}\n    image_height: {h}\n"
-        f"    depth_enabled: {'true' if config.depth else 'false'}\n"
+        "    depth_enabled: true  # perception's input: its estimates are recorded (/perception/objects)\n"
         f"    camera_rate_hz: {config.camera_rate_hz}\n"
         "# An interrupted episode is recorded again, never kept: one bag file per episode, no splits.\n"
         "# /clock repeats the bag's own timestamps (one message in five): play with --clock instead.\n"
-        "recorder:\n  ros__parameters:\n    split_period_s: 3600.0\n    exclude_topics: [/clock]\n"
+        "recorder:\n  ros__parameters:\n    split_period_s: 3600.0\n"
+        f"    exclude_topics: [{', '.join(_excluded(config))}]\n"
         "# The oracle drives to /goal_pose along the planner's /plan, the topics a learned policy's\n"
         "# `goal` observation reads (galley_learning.policy.observations), not by navigate_to_pose.\n"
         "task_executor:\n  ros__parameters:\n    move_with: goal_pose\n"

@@ -85,6 +85,11 @@ class EvalConfig(Config):
     inject: str = param("", _INJECT_DOC, choices=INJECTIONS)
     cluster: str = param("", CLUSTER_DOC, pattern=CLUSTER_PATTERN)
     resume: bool = param(False, "keep the episodes an interrupted run left in OUT/episodes/, run the rest")
+    whole_plans: bool = param(
+        True,
+        "policy and joint modes, where the params files repair failed steps (teleport_on_failure): run the "
+        "same plans again without repair and report whole plans with no teleport (sr_episode_no_repair)",
+    )
 
     @property
     def max_replans(self) -> int | None:

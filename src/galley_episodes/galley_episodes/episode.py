@@ -80,13 +80,19 @@ def resolve_plan(
 
 
 def policy_sees_images(policy: Path | None) -> bool:
-    """Whether the training run ``policy`` looks through the cameras (a low-dim policy does not)."""
+    """Whether the training run ``policy`` needs the cameras rendered.
+
+    An image policy looks through them; a low-dim policy of the ``sensors`` observation reads
+    perception's estimates, which the perception node makes from the base camera's depth; other
+    low-dim policies need none.
+    """
     if policy is None:
         return False
     config = policy / "config.json"
     if not config.exists():
         return True
-    return bool(json.loads(config.read_text())["policy"].get("cameras", ("base", "wrist")))
+    saved = json.loads(config.read_text())["policy"]
+    return bool(saved.get("cameras", ("base", "wrist"))) or saved.get("observation") == "sensors"
 
 
 def run_settings(

@@ -22,6 +22,12 @@ def headline(metrics: dict[str, Any], replanning: bool) -> dict[str, Any]:
     """The one figure a reader takes away, with what it counts (metrics.json's ``headline``)."""
     if metrics.get("sr_episode") is None:
         return {"metric": "em", "value": metrics.get("em"), "counts": "plans' steps matching the gold plan"}
+    if metrics.get("sr_episode_no_repair") is not None:
+        return {
+            "metric": "sr_episode_no_repair",
+            "value": metrics["sr_episode_no_repair"],
+            "counts": "whole plans done with no teleport (sr_by_action: every step scored, with repair)",
+        }
     if replanning:
         return {
             "metric": "sr_episode_replan",

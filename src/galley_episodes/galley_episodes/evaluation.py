@@ -52,6 +52,12 @@ evaluates in each scene on its own suite, ``--episodes`` of each, all episodes i
 scene's (:func:`galley_episodes.eval_metrics.scene_metrics`: ``episodes``, ``em``, ``sr``,
 ``sr_episode``, ``m``, the failed episodes); ``episodes.csv`` and ``steps.csv`` name each row's scene
 and ``scenes.png`` draws each scene's episode SR (EM in planner mode) against the overall.
+Where the params files repair failed steps (``teleport_on_failure``, as policy_eval.yaml does),
+``--whole-plans`` (the default) runs the same plans again without repair (galley_episodes.repair):
+``metrics.json`` then has ``repair`` (true: ``sr``, ``sr_by_action`` and ``sr_episode`` are of the
+repaired run, every step scored), ``sr_episode_no_repair`` (whole plans with no teleport at all)
+and ``no_repair`` (that run's SR by step kind), ``episodes_no_repair.csv`` its rows, and the
+command prints both runs in one table.
 ``headline`` names the figure that leads (``sr_episode_replan`` with replanning, ``sr_episode``
 without, ``em`` in planner mode) and what it counts; ``galley eval`` prints it last.
 """
@@ -74,6 +80,7 @@ from galley_episodes.cluster_files import EpisodeJournal
 from galley_episodes.config import EVAL_MODES, EpisodeConfig, EvalConfig
 from galley_episodes.episode import policy_sees_images, run_episode, run_settings
 from galley_episodes.eval_metrics import headline, replan_metrics, scene_metrics, summary_metrics
+from galley_episodes.repair import no_repair_metrics, repair_table, repairs, write_no_repair_params
 from galley_episodes.report import goal_distances, plot_eval, plot_scenes, sr_by_kind, write_csv
 from galley_episodes.scenes import SceneFiles, outside_configuration, resolve_scene, resolve_scenes
 from galley_learning.planners.evaluate import predict_suite_plans
@@ -217,8 +224,9 @@ def evaluate(
         step_em=step_em,
         wall_s=time.perf_counter() - wall_start,
     )
-    if replanning and step_success:
-        metrics |= replan_metrics(rows)
+    if step_success:
+        scenes = [(files.ref, files.name) for files in scene_of]
+        metrics |= _execution_metrics(config, entries, scenes, policy, params, out_dir, rows, replanning)
     if step_rows:
         metrics["sr_executed_by_action"] = sr_by_kind((r["step"], r["success"]) for r in step_rows)
     if policy is not None:
@@ -236,6 +244,7 @@ def evaluate(
         )
     out_dir.mkdir(parents=True, exist_ok=True)  # once the planner and the episodes have run
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    print(repair_table(metrics), end="", flush=True)  # nothing in planner mode
     write_csv(out_dir / "episodes.csv", rows, sorted({k for r in rows for k in r}))
     if step_rows:
         write_csv(out_dir / "steps.csv", step_rows, list(step_rows[0]))
@@ -243,6 +252,45 @@ def evaluate(
     if "scenes" in metrics:
         plot_scenes(metrics, out_dir / "scenes.png")
     return metrics
+
+
+def _execution_metrics(  # noqa: PLR0917 (the evaluation's context, passed on)
+    config: EvalConfig,
+    entries: list[SuiteEntry],
+    scenes: list[tuple[str, str]],
+    policy: Path | None,
+    params: list[Path],
+    out_dir: Path,
+    rows: list[dict[str, Any]],
+    replanning: bool,
+) -> dict[str, Any]:
+    """Replanning's metrics (with ``replanning``), ``repair``, and the whole plans without repair.
+
+    Where the run repaired failed steps and ``whole_plans`` is on (and no replanning), the same plans
+    run again without repair (galley_episodes.repair), writing episodes_no_repair.csv. ``scenes``:
+    each entry's (scene reference, name), as :func:`_execute` takes them.
+    """
+    out = (replan_metrics(rows) if replanning else {}) | {"repair": repairs(params)}
+    if not out["repair"] or not config.whole_plans or replanning:
+        return out
+    print("galley eval: the same plans again without repair (whole plans, no teleport)", flush=True)
+    unrepaired = _execute(
+        entries,
+        scenes,
+        policy=policy,
+        params=[*params, write_no_repair_params(out_dir)],
+        workers=config.workers,
+        start=time.perf_counter(),
+        cluster=config.cluster or None,
+        journal=EpisodeJournal(out_dir / "episodes_no_repair", resume=config.resume),
+    )
+    table = [
+        {"scene": name, "id": e.id, "seed": e.seed, "steps_executed": len(r["step_rows"])}
+        | {k: v for k, v in r.items() if k not in ("step_rows", "outcomes")}
+        for (_, name), e, r in zip(scenes, entries, unrepaired, strict=True)
+    ]
+    write_csv(out_dir / "episodes_no_repair.csv", table, sorted({k for r in table for k in r}))
+    return out | no_repair_metrics([e.plan for e in entries], unrepaired)
 
 
 def _check_places(config: EvalConfig, scenes: list[SceneFiles], out_dir: Path) -> None:

@@ -86,7 +86,9 @@ def flags(mode: Mode) -> dict[str, bool]:
         "oracle": mode.driver == "oracle",
         "policy": mode.driver == "policy",
         "cameras": mode.cameras,
-        "perception": mode.cameras and mode.driver == "policy",  # a policy that looks through the cameras
+        # a policy (the `sensors` observation reads perceived/<name>), and a recording (galley collect):
+        # the bag then holds the estimates the policy learns from, as the node made them online
+        "perception": mode.cameras and (mode.driver == "policy" or mode.record),
         "planner": mode.planner,
         "record": mode.record,
         "markers": mode.markers,
@@ -146,12 +148,12 @@ DRIVEN = ("kitchen", "tour")  # graphs with the simulator and the map
 NODES: tuple[StackNode, ...] = (
     StackNode("recorder", "galley_nodes.nodes.recorder:RecorderNode", KITCHEN, when="record"),
     StackNode("sim", "galley_sim.sim_node:SimNode", DRIVEN, when="mujoco"),
-    # object poses from the base RGB-D camera (perceived/<name>) for a policy that looks through the
-    # cameras; about 30 ms of CPU a frame, so not where nothing reads them (the oracle, collection)
+    # object poses from the base RGB-D camera (perceived/<name>) for a policy and for a recording
+    # (collection); about 30 ms of CPU a frame, so not where nothing reads them (the oracle unrecorded)
     StackNode("perception", "galley_nodes.nodes.perception:PerceptionNode", KITCHEN, when="perception"),
     StackNode("scene_markers", "galley_nodes.nodes.scene_markers:SceneMarkersNode", KITCHEN, when="markers"),
     StackNode("map_server", "galley_nodes.nodes.map_server:MapServerNode", DRIVEN),
-    # the policy too: its `goal` observation holds points of the planner's /plan (galley_learning)
+    # the policy too: its observation (sensors, privileged) holds points of the planner's /plan
     StackNode(
         "global_planner", "galley_nodes.nodes.global_planner:GlobalPlannerNode", DRIVEN, when="galley_planner"
     ),

@@ -29,11 +29,13 @@ from galley_core.config import Config, ConfigError, config_from_values, param
 
 __all__ = [
     "ACTIONS",
+    "ACTION_PRESETS",
     "ARM_TARGETS",
     "CAMERAS",
     "HEADS",
     "LR_SCHEDULES",
     "OBSERVATIONS",
+    "RENAMED_OBSERVATIONS",
     "SAVED_BEFORE",
     "SIZES",
     "TORCH_DEVICES",
@@ -46,13 +48,21 @@ __all__ = [
 
 C = TypeVar("C", bound=Config)
 
-#: The state's presets (observations.state_names): Kitchen-R's relative and absolute end-effector
-#: state with images and step text (kitchen_r), the step's target in the robot's frame (goal), or
-#: the goal preset less the target (proprio, an ablation).
-OBSERVATIONS = ("kitchen_r", "goal", "proprio")
+#: The state's presets (observations.state_names): what a robot has, perception's estimates in
+#: place of ground truth (sensors, the default); Kitchen-R's relative and absolute end-effector
+#: state with images and step text (kitchen_r); the step's target from the simulator's ground truth
+#: and the oracle's grasp and release points (privileged, for comparison: no robot has it); or the
+#: privileged preset less the target (proprio, an ablation).
+OBSERVATIONS = ("sensors", "kitchen_r", "privileged", "proprio")
+#: Preset names an older galley saved that this one calls otherwise (a saved run keeps loading).
+RENAMED_OBSERVATIONS = {"goal": "privileged"}
 #: The action kinds (observations.encode_actions): end-effector targets in base_link (absolute),
-#: relative to the current pose (delta), or to a pick's grasp / a place's release point (contact).
-ACTIONS = ("absolute", "delta", "contact")
+#: relative to the current pose (delta), to a pick's grasp / a place's release point as the oracle
+#: computes them (contact: privileged only), or to the sensors preset's anchor, a point of the
+#: robot's own making (anchor: sensors only; sensors.SensorGoals).
+ACTIONS = ("absolute", "delta", "contact", "anchor")
+#: The action kinds that read a preset's step features, and the preset whose features they read.
+ACTION_PRESETS = {"contact": ("privileged",), "anchor": ("sensors",)}
 #: The arm's action in a pick or place: the pick-and-place machine's phase goal, or the next joint
 #: command's pose.
 ARM_TARGETS = ("phase", "command")
@@ -86,15 +96,19 @@ class DatasetConfig(Config):
     )
     seed: int = param(0, "seed of the shuffle choosing the held-out episodes", ge=0)
     observation: str = param(
-        "goal",
-        "what the policy sees: goal (the step's target in the robot's frame), kitchen_r (Kitchen-R's: "
-        "images, step text, robot state), proprio (goal less the target: an ablation)",
+        "sensors",
+        "what the policy sees: sensors (proprioception, the map's goal and /plan, the step, perception's "
+        "estimates: what a robot has), kitchen_r (Kitchen-R's: images, step text, robot state), "
+        "privileged (the simulator's object poses and the oracle's grasp points: for comparison), "
+        "proprio (privileged less the target: an ablation)",
         choices=OBSERVATIONS,
     )
     actions: str = param(
-        "contact",
-        "end-effector targets relative to a pick's grasp point or a place's release point (contact; "
-        "the current pose in a move), to the current pose (delta) or in base_link (absolute)",
+        "anchor",
+        "end-effector targets relative to the sensors preset's anchor (anchor: a pick's object as "
+        "perceived at its start, a place's spot chosen among perceived objects), to the oracle's grasp "
+        "or release point (contact; privileged only), to the current pose (delta) or in base_link "
+        "(absolute); the current pose in a move for anchor and contact",
         choices=ACTIONS,
     )
     scene: str = param("kitchen", "scene the bags were recorded in: its objects' grasps (contact point)")
@@ -124,6 +138,13 @@ class DatasetConfig(Config):
         super().__post_init__()
         if len(self.image_size) != 2:
             raise ConfigError("image_size", self.image_size, "two values, width and height")
+        presets = ACTION_PRESETS.get(self.actions, OBSERVATIONS)
+        if self.observation not in presets:
+            raise ConfigError(
+                "actions",
+                self.actions,
+                f"with observation {' or '.join(presets)} (it reads that preset's points)",
+            )
 
 
 @dataclass(frozen=True)
@@ -281,6 +302,9 @@ def saved_config(cls: type[C], values: Mapping[str, Any], source: str | Path) ->
             not allow; the message names ``source`` and the setting.
     """
     names = {f.name for f in dataclasses.fields(cls)}
+    renamed = RENAMED_OBSERVATIONS.get(values.get("observation", ""))
+    if renamed is not None:  # the same preset under its new name
+        values = {**values, "observation": renamed}
     unknown = [k for k in values if k not in names]
     if unknown:
         raise SavedSettingsError(

@@ -17,8 +17,12 @@ derives, per tick of ``rate_hz``:
 
 With ``observation`` other than ``kitchen_r`` the state is that preset's, and with ``actions``
 ``delta`` the end-effector part of the action is relative to the measured pose (the conversions
-are :mod:`galley_learning.policy.observations`', which the policy node calls too). The step's
-target comes from the bag's /goal_pose, /plan, /arm/goal and /tf, the topics the oracle nodes act on.
+are :mod:`galley_learning.policy.observations`', which the policy node calls too). The
+``privileged`` preset's step target comes from the bag's /goal_pose, /plan, /arm/goal and /tf
+(the simulator's object frames), the topics the oracle nodes act on; the ``sensors`` preset's from
+/goal_pose, /plan, the step's text, /tf's base pose and the perception node's estimates, recorded
+online (/perception/objects: ``galley collect`` runs perception, so the estimates are those the
+node made at that instant from that frame, with its latency and its gaps, as when acting).
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from galley_learning.policy.observations import (
     policy_state,
     robot_state,
 )
+from galley_learning.policy.sensors import SENSOR_NAMES, SensorGoals, perceived_from_msg
 from galley_runtime.config_files import find_scene
 
 __all__ = [
@@ -77,7 +82,7 @@ F64 = NDArray[np.float64]
 
 ACTION_NAMES = ("v", "w", "x", "y", "z", "qw", "qx", "qy", "qz", "gripper")
 STATE_NAMES = KITCHEN_R_NAMES  # the kitchen_r preset's (observations.state_names for the others)
-GOAL_TOPICS = ("/goal_pose", "/plan", "/arm/goal", "/arm/target", "/tf")
+GOAL_TOPICS = ("/goal_pose", "/plan", "/arm/goal", "/arm/target", "/tf", "/perception/objects")
 
 
 @dataclass
@@ -92,6 +97,7 @@ class EpisodeFrames:
     ee_pose: F64  # (T, 7) measured end-effector x y z qw qx qy qz in base_link
     odom: F64  # (T, 5) x, y, yaw, v, ω
     goal: F64  # (T, len(GOAL_NAMES)) the step's target in the robot's frame (observations.goal_features)
+    sensors: F64  # (T, len(SENSOR_NAMES)) the sensors preset's step features; (T, 0) for other presets
     absolute: F64  # (T, 10) Kitchen-R's absolute action points (``action`` is them as ``actions``)
 
     def __len__(self) -> int:
@@ -199,7 +205,16 @@ def episode_frames(
     cmd = np.where(data["valid/cmd_vel"][:, None], data["cmd_vel"], 0.0)
     absolute = np.concatenate([cmd, target_p, target_q, grip_cmd[:, None]], axis=1)
     steps = data["step"].astype(str)
-    goal, phase = goal_rows(bag, data["t_s"], steps, ee_p, goal_tracker(scene, arm))
+    sensing = SensorGoals(find_scene(scene)) if observation == "sensors" else None
+    goal, phase, sensed = goal_rows(bag, data["t_s"], steps, ee_p, goal_tracker(scene, arm), sensors=sensing)
+    if sensing is not None and steps.size and not sensed[:, SENSOR_NAMES.index("seen")].any():
+        arm_steps = np.char.startswith(steps, "pick ") | np.char.startswith(steps, "place ")
+        if arm_steps.any():
+            raise ValueError(
+                f"bag {bag} has no /perception/objects estimate of a step's object (recorded by galley "
+                "before 2026-11-28, or without the base camera's depth); collect again, or train "
+                "--observation privileged"
+            )
     if arm_target == "phase":
         arm_steps = np.char.startswith(steps, "pick ") | np.char.startswith(steps, "place ")
         if arm_steps.any() and not np.isfinite(phase).any():
@@ -215,7 +230,8 @@ def episode_frames(
             f"bag {bag} has move steps but no /goal_pose; record the oracle with task_executor.move_with: "
             "goal_pose (galley collect's params.yaml sets it)"
         )
-    state = policy_state(observation, ee_p=ee_p, ee_q=ee_q, gripper=gripper, odom=data["odom"], goal=goal)
+    features = sensed if observation == "sensors" else goal
+    state = policy_state(observation, ee_p=ee_p, ee_q=ee_q, gripper=gripper, odom=data["odom"], goal=features)
 
     size = None if image_size is None else (int(image_size[0]), int(image_size[1]))
     images = {n: resize_images(data[f"image/{n}"], size) for n in cameras}
@@ -223,18 +239,25 @@ def episode_frames(
         t_s=data["t_s"],
         images=images,
         state=state,
-        action=encode_actions(actions, absolute, ee_p, ee_q, goal),
+        action=encode_actions(actions, absolute, ee_p, ee_q, features),
         step=steps,
         ee_pose=np.concatenate([ee_p, ee_q], axis=1),
         odom=data["odom"],
         goal=goal,
+        sensors=sensed,
         absolute=absolute,
     )
 
 
 def goal_rows(
-    bag: str | Path, t_s: F64, steps: NDArray[np.str_], ee_p: F64, tracker: GoalTracker | None = None
-) -> tuple[F64, F64]:
+    bag: str | Path,
+    t_s: F64,
+    steps: NDArray[np.str_],
+    ee_p: F64,
+    tracker: GoalTracker | None = None,
+    *,
+    sensors: SensorGoals | None = None,
+) -> tuple[F64, F64, F64]:
     """:func:`~galley_learning.policy.goals.goal_features` and /arm/target at the ticks ``t_s`` (s).
 
     The executor's /goal_pose and /arm/goal, the planner's /plan and the /tf transforms (map -> odom
@@ -242,9 +265,13 @@ def goal_rows(
     the dataset reader holds every stream; so is the arm controller's /arm/target, whose message
     with an empty frame_id (no goal running) ends it.
 
+    With ``sensors``, the sensors preset's rows too, from the same /goal_pose, /plan and base pose
+    and the latest /perception/objects message at each tick.
+
     Returns:
-        The goal rows (T, len(GOAL_NAMES)), and the arm targets (T, 7: x y z qw qx qy qz in
-        base_link; NaN where none).
+        The goal rows (T, len(GOAL_NAMES)), the arm targets (T, 7: x y z qw qx qy qz in
+        base_link; NaN where none), and the sensors rows (T, len(SENSOR_NAMES); (T, 0) without
+        ``sensors``).
     """
     from rosbags.rosbag2 import Reader  # noqa: PLC0415 (deferred: rosbags)
 
@@ -256,28 +283,29 @@ def goal_rows(
     objects: dict[str, Planar] = {}
     ticks = np.round(np.asarray(t_s) * 1e9).astype(np.int64)
     out = np.zeros((len(ticks), len(GOAL_NAMES)))
+    sensed = np.zeros((len(ticks), len(SENSOR_NAMES) if sensors is not None else 0))
+    perceived: dict[str, Any] = {}
+    followers: list[Any] = [tracker] if sensors is None else [tracker, sensors]
     targets = np.full((len(ticks), 7), np.nan)
     target = np.full(7, np.nan)
     i = 0
     # /tf arrives at 50 Hz, each message with every frame (the simulator's one TFMessage a tick):
-    # only the last one before a tick is read (deserialising them all was half a bag's time).
-    pending_tf: tuple[bytes, str] | None = None
+    # only the last such one before a tick is read (deserialising them all was half a bag's time).
+    # Other broadcasters (perception's perceived/<name>, 10 Hz) publish on /tf too: the messages
+    # since the last tick are read newest first until one holds the base.
+    pending_tf: list[tuple[bytes, str]] = []
 
     def emit(until: int) -> None:
-        nonlocal i, pending_tf
-        if pending_tf is not None and i < len(ticks) and ticks[i] < until:
-            tf = decoder.decode("/tf", *pending_tf)
-            for t in tf.transforms if tf is not None else ():
-                child = str(t.child_frame_id)
-                if child.startswith("object/"):
-                    objects[child.removeprefix("object/")] = planar_from_transform(t)
-                elif child in ("odom", "base_link"):
-                    transforms[child] = planar_from_transform(t)
-            pending_tf = None
+        nonlocal i
+        if pending_tf and i < len(ticks) and ticks[i] < until:
+            _read_tf(pending_tf, decoder, objects, transforms)
+            pending_tf.clear()
         while i < len(ticks) and ticks[i] < until:
             base = _base_in_map(transforms)
             if base is not None:
                 out[i] = goal_features(step_kind(str(steps[i])), base, tracker, objects, ee_p[i])
+                if sensors is not None:
+                    sensed[i] = sensors.features(str(steps[i]), base, perceived, ee_p[i])
             targets[i] = target
             i += 1
 
@@ -286,15 +314,16 @@ def goal_rows(
         for connection, stamp, raw in reader.messages(connections):
             emit(stamp)
             if connection.topic == "/tf":
-                pending_tf = (raw, connection.msgtype)
+                pending_tf.append((raw, connection.msgtype))
                 continue
             msg = decoder.decode(connection.topic, raw, connection.msgtype)
             if msg is None:
                 continue
-            if connection.topic == "/goal_pose":
-                tracker.on_goal_pose(msg)
-            elif connection.topic == "/plan":
-                tracker.on_plan(msg)
+            if connection.topic == "/perception/objects":
+                perceived = perceived_from_msg(msg)
+            elif connection.topic in ("/goal_pose", "/plan"):
+                for follower in followers:  # the move's goal and path, for either preset
+                    (follower.on_goal_pose if connection.topic == "/goal_pose" else follower.on_plan)(msg)
             elif connection.topic == "/arm/goal":
                 tracker.on_arm_goal(msg)
             else:
@@ -302,7 +331,30 @@ def goal_rows(
     emit(np.iinfo(np.int64).max)
     for line in decoder.summary():
         _log.warning("%s: %s", bag, line)
-    return out, targets
+    return out, targets, sensed
+
+
+def _read_tf(
+    pending: list[tuple[bytes, str]], decoder: Any, objects: dict[str, Planar], transforms: dict[str, Planar]
+) -> None:
+    """Update ``objects`` (object/<name>) and ``transforms`` (odom, base_link) from /tf messages.
+
+    Newest first, down to the first message that holds the base (the simulator's, every frame).
+    """
+    newer: set[str] = set()  # frames a newer message of this pass has set already
+    for raw, msgtype in reversed(pending):
+        tf = decoder.decode("/tf", raw, msgtype)
+        children = [(str(t.child_frame_id), t) for t in (tf.transforms if tf is not None else ())]
+        for child, t in children:
+            if child in newer:
+                continue
+            newer.add(child)
+            if child.startswith("object/"):
+                objects[child.removeprefix("object/")] = planar_from_transform(t)
+            elif child in ("odom", "base_link"):
+                transforms[child] = planar_from_transform(t)
+        if "base_link" in newer:
+            break
 
 
 def _target_values(msg: Any) -> F64:

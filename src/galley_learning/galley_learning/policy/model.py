@@ -18,10 +18,10 @@ cross-attends to the condition. Training is DDPM (epsilon prediction), sampling 
 ``diffusers``' schedulers as in Diffusion Policy's reference code.
 
 The low-dimensional presets (``lowdim``, ``lowdim-mlp``) have no cameras: the condition is the
-state tokens alone (the ``goal`` observation preset carries the step's target). ``head: mlp``
-replaces the denoising U-Net by a regression MLP from the flattened condition to the action
-sequence (one forward pass per chunk, MSE loss): the smaller head, measured against the diffusion
-head in docs/history.md ("A learned policy in closed loop").
+state tokens alone (the ``sensors`` and ``privileged`` observation presets carry the step's
+target). ``head: mlp`` replaces the denoising U-Net by a regression MLP from the flattened
+condition to the action sequence (one forward pass per chunk, MSE loss): the smaller head,
+measured against the diffusion head in docs/history.md ("A learned policy in closed loop").
 """
 
 from __future__ import annotations

@@ -13,10 +13,16 @@ functions, so that training and acting see the same numbers:
 
 Observation presets:
 
+* ``sensors`` (the default): what a robot has. The proprioceptive part below, and the step's
+  features of :mod:`galley_learning.policy.sensors` (``SENSOR_NAMES``): its kind, a move's goal
+  and /plan points, the step object's shape and perception's estimate of it (pose, confidence),
+  and the anchor (the object as perceived when the pick began; the spot of the zone a place
+  chooses among the perceived objects). No simulator ground truth, no point of the oracle's arm code.
 * ``kitchen_r``: Kitchen-R's own (Sec. VI-B): camera images, the step text, and the robot state of
   :func:`robot_state` (the end-effector pose relative to the previous frame, plus galley's absolute
   half). Nothing in it says where a step's target is except the text and the images.
-* ``goal`` (beyond Kitchen-R): the proprioceptive part (the end-effector pose in ``base_link``, the
+* ``privileged`` (``goal`` before; beyond Kitchen-R; for comparison, as no robot has it): the
+  proprioceptive part (the end-effector pose in ``base_link``, the
   gripper opening, the base pose in ``odom``; not its velocity, which the oracle's next command
   nearly equals, so that a policy seeing it learns to copy it) and the step's target in the
   robot's frame (:func:`goal_features`): a move's goal pose relative to ``base_link`` and two
@@ -27,7 +33,7 @@ Observation presets:
   pick-and-place machine places its phase targets in the object's frame), so the mapping the
   policy learns is a function of what it sees. The zones are not in the robot cameras'
   view and the step text names a zone, not where it is from the robot.
-* ``proprio``: ``goal`` without the target (the step kind stays): an ablation, to show what the
+* ``proprio``: ``privileged`` without the target (the step kind stays): an ablation, to show what the
   target adds.
 
 Action kinds: ``absolute`` (Kitchen-R's ``(v, ω, x, y, z, qw, qx, qy, qz, g)``, the end-effector
@@ -40,6 +46,9 @@ release point: :meth:`GoalTracker.contact_point`; the end-effector's where there
 move) and its rotation absolute. The pick-and-place machine's phase targets are fixed offsets from
 that point (above it, at it, lifted from it), so each phase's action is a constant to learn, where
 an absolute target must be computed from the object's position and a delta integrates its errors.
+``anchor`` (``sensors`` only): the same, relative to the sensors preset's anchor, a point the robot
+makes from its own estimates; where the tcp goes relative to it (the grasp's height and side, the
+held object's offset) is the policy's to learn.
 """
 
 from __future__ import annotations
@@ -52,11 +61,14 @@ from scipy.spatial.transform import Rotation
 
 from galley_learning.policy.config import ACTIONS, OBSERVATIONS
 from galley_learning.policy.goals import CONTACT, GOAL_NAMES, STEP_KINDS
+from galley_learning.policy.sensors import ANCHOR, SENSOR_NAMES
 
 __all__ = [
     "ACTIONS",
     "FINGER_OPEN_M",
+    "GOAL_NAMES",
     "OBSERVATIONS",
+    "SENSOR_NAMES",
     "decode_action",
     "encode_actions",
     "gripper_opening",
@@ -80,7 +92,9 @@ def state_names(observation: str) -> tuple[str, ...]:
     """Names of the state vector's values for an observation preset."""
     if observation == "kitchen_r":
         return KITCHEN_R_NAMES
-    if observation == "goal":
+    if observation == "sensors":
+        return (*_PROPRIO, *SENSOR_NAMES)
+    if observation == "privileged":
         return (*_PROPRIO, *GOAL_NAMES)
     if observation == "proprio":
         return (*_PROPRIO, *GOAL_NAMES[: len(STEP_KINDS)])
@@ -143,7 +157,9 @@ def policy_state(observation: str, *, ee_p: F64, ee_q: F64, gripper: F64, odom: 
         ee_p, ee_q: tcp positions (T, 3) and w-first quaternions (T, 4) in base_link.
         gripper: (T,) opening.
         odom: (T, 5) base x, y, yaw, v, ω in odom (:func:`galley_runtime.conversions.odom_row`).
-        goal: (T, len(GOAL_NAMES)) :func:`goal_features` rows (unused by ``kitchen_r``).
+        goal: (T, F) the preset's step features: :func:`goal_features` rows (GOAL_NAMES) for
+            ``privileged`` and ``proprio``, :class:`~galley_learning.policy.sensors.SensorGoals`
+            rows (SENSOR_NAMES) for ``sensors``; unused by ``kitchen_r``.
     """
     if observation == "kitchen_r":
         return robot_state(ee_p, ee_q, odom, gripper)
@@ -154,7 +170,7 @@ def policy_state(observation: str, *, ee_p: F64, ee_q: F64, gripper: F64, odom: 
     # that sees it learns to copy it (measured: it spun in place at the data's largest ω).
     base = np.stack([odom[:, 0], odom[:, 1], np.cos(odom[:, 2]), np.sin(odom[:, 2])], axis=1)
     goal = np.asarray(goal, dtype=float)
-    target = goal if observation == "goal" else goal[:, : len(STEP_KINDS)]
+    target = goal[:, : len(STEP_KINDS)] if observation == "proprio" else goal
     return np.concatenate(
         [_ten(_rotation(ee_q), np.asarray(ee_p, dtype=float), gripper), base, target], axis=1
     )
@@ -169,17 +185,20 @@ def _wxyz(rotation: Rotation) -> F64:
 def _anchor(kind: str, ee_p: F64, goal: Any) -> F64:
     """Per row, the point an action's translation is relative to.
 
-    The end-effector's (``delta``), or the contact point where a row has one and the
-    end-effector's elsewhere (``contact``).
+    The end-effector's (``delta``), or the contact point (``contact``, goal_features rows) or the
+    anchor (``anchor``, SensorGoals rows) where a row has one, and the end-effector's elsewhere.
     """
     if kind == "delta":
         return ee_p
+    names, column = (SENSOR_NAMES, ANCHOR) if kind == "anchor" else (GOAL_NAMES, CONTACT)
     if goal is None:
-        raise ValueError("actions 'contact' need the goal rows (goal_features) beside the end-effector pose")
+        raise ValueError(f"actions {kind!r} need the step features beside the end-effector pose")
     goal = np.asarray(goal, dtype=float).reshape(len(ee_p), -1)
-    has = goal[:, CONTACT : CONTACT + 1] > 0.5
-    # the contact point in base_link, from goal_features' contact_x, contact_y, contact_z
-    return np.where(has, goal[:, CONTACT + 1 : CONTACT + 4], ee_p)
+    if goal.shape[1] != len(names):
+        raise ValueError(f"actions {kind!r} need rows of {len(names)} step features, not {goal.shape[1]}")
+    has = goal[:, column : column + 1] > 0.5
+    # the point in base_link: goal_features' contact_x.. or SensorGoals' anchor_x, _y, _z
+    return np.where(has, goal[:, column + 1 : column + 4], ee_p)
 
 
 def encode_actions(kind: str, action: F64, ee_p: F64, ee_q: F64, goal: Any = None) -> F64:
@@ -188,7 +207,8 @@ def encode_actions(kind: str, action: F64, ee_p: F64, ee_q: F64, goal: Any = Non
     Args:
         action: (T, 10) ``(v, ω, x, y, z, qw, qx, qy, qz, g)``, the target in base_link.
         ee_p, ee_q: (T, 3), (T, 4) the measured end-effector pose at each action's frame.
-        goal: (T, len(GOAL_NAMES)) goal_features rows at each action's frame (``contact`` only).
+        goal: (T, F) the step features at each action's frame (``contact``: goal_features rows,
+            ``anchor``: SensorGoals rows).
     """
     action = np.asarray(action, dtype=float)
     if kind == "absolute":
@@ -206,7 +226,7 @@ def encode_actions(kind: str, action: F64, ee_p: F64, ee_q: F64, goal: Any = Non
 def decode_action(kind: str, action: Any, ee_p: Any, ee_q: Any, goal: Any = None) -> F64:
     """One learned action (10,) as Kitchen-R's absolute action point, at the measured pose ``ee_p, ee_q``.
 
-    ``goal``: this frame's goal_features row (``contact`` actions only). The gripper command is
+    ``goal``: this frame's step features (``contact``, ``anchor`` actions only). The gripper command is
     made open (1) or closed (0), as the oracle's always is: a regression's 0.88 partly closes the
     gripper, the policy then sees a gripper that only a pick closes, and predicts it closing on
     (measured: closed within 4 s of a move's start).

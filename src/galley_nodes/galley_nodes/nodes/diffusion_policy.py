@@ -1,7 +1,8 @@
 """``diffusion_policy``: a trained diffusion policy driving base and arm in place of the oracle nodes.
 
 Replaces the diff-drive controller and the arm controller (Kitchen-R's "policy" evaluation mode
-replaces the global planner too; galley keeps it, for the `goal` observation's points of /plan).
+replaces the global planner too; galley keeps it, for the points of /plan in the `sensors` and
+`privileged` observations).
 Subscribes the base and wrist cameras, /joint_states, /odom and /episode/events (the plan step
 now running: the decomposed task text). At ``rate_hz`` (the rate
 the policy was trained at) it keeps the last ``obs_horizon`` observations; when its queue of actions
@@ -19,10 +20,12 @@ after a failed pick) leaves the gripper closed and the arm tucked under the node
 the gripper closed, starts its history afresh, and RMPflow restarts from the measured joints once
 they show the jump.
 
-The observation is the run's preset (galley_learning.policy.observations): for ``goal`` the node
-also follows the executor's /goal_pose and /arm/goal and the planner's /plan, and looks up
-``map -> base_link`` and ``map -> object/<name>`` in TF, as the oracle nodes do. A
-low-dimensional run (no cameras) needs no camera topics. Every conversion (state, gripper
+The observation is the run's preset (galley_learning.policy.observations): for ``sensors`` the
+node also follows the executor's /goal_pose, the planner's /plan and the perception node's
+/perception/objects, and looks up ``map -> base_link`` in TF (never an ``object/<name>`` frame of
+the simulator); for ``privileged`` it follows /arm/goal too and looks up ``map -> object/<name>``,
+as the oracle nodes do. A low-dimensional run (no cameras) subscribes no camera image, though
+``sensors`` needs perception, which reads the base camera's depth. Every conversion (state, gripper
 opening, delta actions back to targets) is the one training used.
 """
 
@@ -44,7 +47,9 @@ from galley_learning.policy.config import TORCH_DEVICES
 from galley_learning.policy.frames import ee_pose, goal_tracker, load_robot_arm
 from galley_learning.policy.goals import GOAL_NAMES, Planar, goal_features, planar_from_transform, step_kind
 from galley_learning.policy.observations import decode_action, gripper_opening, hold_idle, policy_state
+from galley_learning.policy.sensors import SENSOR_NAMES, Perceived, SensorGoals, perceived_from_msg
 from galley_nodes.nodes.arm_controller import FINGERS
+from galley_runtime.config_files import find_scene
 from galley_runtime.conversions import (
     arm_target_msg,
     image_from_msg,
@@ -85,7 +90,7 @@ class DiffusionPolicyConfig(Config):
 class DiffusionPolicyNode(Node):
     name = "diffusion_policy"
     Config = DiffusionPolicyConfig
-    uses_tf = True  # map -> base_link and map -> object/<name>, for the goal observation
+    uses_tf = True  # map -> base_link (and map -> object/<name> for the privileged observation)
     subscribes = (
         Subscribes("camera/base/image_raw", "sensor_msgs/msg/Image", "on_base_image", QoS(depth=2)),
         Subscribes("camera/wrist/image_raw", "sensor_msgs/msg/Image", "on_wrist_image", QoS(depth=2)),
@@ -95,6 +100,7 @@ class DiffusionPolicyNode(Node):
         Subscribes("goal_pose", "geometry_msgs/msg/PoseStamped", "on_goal_pose", QoS(depth=5)),
         Subscribes("plan", "nav_msgs/msg/Path", "on_plan", QoS(depth=5)),
         Subscribes("arm/goal", "galley_msgs/msg/ArmGoal", "on_arm_goal", QoS(depth=5)),
+        Subscribes("perception/objects", "galley_msgs/msg/PerceivedObjects", "on_perceived", QoS(depth=2)),
         Subscribes("sim/teleport", "geometry_msgs/msg/PoseStamped", "on_teleport", QoS(depth=5)),
     )
     publishes = (
@@ -137,8 +143,11 @@ class DiffusionPolicyNode(Node):
         self.step_start: tuple[Any, Any, float] | None = None
         try:
             self.goals = goal_tracker(config.scene, self.arm)
+            sensing = self.policy.config.observation == "sensors"
+            self.sensors = SensorGoals(find_scene(config.scene)) if sensing else None
         except SceneError as err:
             raise ConfigError("scene", config.scene, str(err)) from None
+        self.perceived: dict[str, Perceived] = {}  # perception's latest estimates (sensors)
         self.target: np.ndarray[Any, Any] | None = None  # x y z qw qx qy qz gripper, base_link
         self.rmp_state: RmpState | None = None
         self.handed_over = False  # an object teleported into the gripper; the arm's jump not yet seen
@@ -160,10 +169,18 @@ class DiffusionPolicyNode(Node):
 
     def on_goal_pose(self, msg: Any) -> None:
         self.goals.on_goal_pose(msg)
+        if self.sensors is not None:
+            self.sensors.on_goal_pose(msg)
         self._refresh_goal()
 
     def on_plan(self, msg: Any) -> None:
         self.goals.on_plan(msg)
+        if self.sensors is not None:
+            self.sensors.on_plan(msg)
+        self._refresh_goal()
+
+    def on_perceived(self, msg: Any) -> None:
+        self.perceived = perceived_from_msg(msg)
         self._refresh_goal()
 
     def on_arm_goal(self, msg: Any) -> None:
@@ -238,12 +255,14 @@ class DiffusionPolicyNode(Node):
         }
 
     def _goal(self, ee_p: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-        """The step's target in the robot's frame (zeros while TF has no base pose yet)."""
+        """The preset's step features (zeros while TF has no base pose yet)."""
         c = self.config
         try:
             base = planar_from_transform(self.lookup_transform(c.map_frame, c.base_frame))
         except TransformError:
-            return np.zeros(len(GOAL_NAMES))
+            return np.zeros(len(SENSOR_NAMES if self.sensors is not None else GOAL_NAMES))
+        if self.sensors is not None:
+            return self.sensors.features(self.step_text, base, self.perceived, ee_p)
         objects: dict[str, Planar] = {}
         name = self.goals.goal.object_name
         if name:
