@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from galley_core.config import Config
-from galley_runtime import messages
+from galley_runtime import conversions, messages
 from galley_runtime.actions import (
     ActionClientHandle,
     Calls,
@@ -58,6 +58,9 @@ from galley_runtime.actions import (
     check_actions,
 )
 from galley_runtime.qos import QoS
+
+#: One transform as numbers: (parent, child, (x, y, z) in metres, (qx, qy, qz, qw)).
+TransformItem = tuple[str, str, Sequence[float], Sequence[float]]
 
 __all__ = [
     "Calls",
@@ -219,6 +222,15 @@ class NodeHost(ABC):
     def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
         """Broadcast ``geometry_msgs/msg/TransformStamped`` messages on /tf (or /tf_static)."""
 
+    def send_transform_values(self, items: Sequence[TransformItem], stamp: Any) -> None:
+        """Broadcast one /tf message of (parent, child, (x, y, z), (qx, qy, qz, qw)) at ``stamp``.
+
+        Metres and Python floats; ``stamp`` a ``builtin_interfaces/msg/Time``. The same message as
+        :meth:`send_transforms` of their ``TransformStamped``; a host may take the numbers as
+        they are besides (the embedded host feeds its TF buffer without reading them back).
+        """
+        self.send_transforms(conversions.transform_stamped_msgs_from_values(items, stamp))
+
     @abstractmethod
     def topic_names_and_types(self) -> list[tuple[str, list[str]]]:
         """Topics currently known in the graph, with their type names."""
@@ -360,6 +372,10 @@ class Node:
     def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
         """See :meth:`NodeHost.send_transforms`."""
         self.host.send_transforms(transforms, static=static)
+
+    def send_transform_values(self, items: Sequence[TransformItem], stamp: Any) -> None:
+        """See :meth:`NodeHost.send_transform_values` (for transforms sent by the dozen, often)."""
+        self.host.send_transform_values(items, stamp)
 
     # -- life cycle ----------------------------------------------------------------------------
 
