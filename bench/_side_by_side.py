@@ -57,7 +57,9 @@ def checkout(ref: str) -> Iterator[Path]:
         yield tree
     finally:
         subprocess.run(
-            ["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], capture_output=True
+            ["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)],
+            check=False,
+            capture_output=True,
         )
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -68,6 +70,7 @@ def run_worker(script: Path, root: Path, args: Sequence[str]) -> dict[str, Any]:
     env.pop("GALLEY_CONFIG_DIR", None)
     done = subprocess.run(
         [sys.executable, str(script), "--worker", *args],
+        check=False,
         cwd=root,
         env=env,
         capture_output=True,

@@ -110,7 +110,7 @@ def worker(chosen: list) -> None:
 
 def side_by_side(ref: str, episodes: int, repeats: int, suite: str) -> None:
     """Cameras-off RTF of REF's code and this tree's, interleaved; identical outcomes checked."""
-    from _side_by_side import REPO, checkout, run_worker  # noqa: PLC0415 (bench helper beside this file)
+    from _side_by_side import REPO, checkout, run_worker  # noqa: PLC0415 (deferred: bench/_side_by_side.py)
 
     args = ["--episodes", str(episodes), "--suite", suite]
     rtfs: dict[str, list[float]] = {"old": [], "new": []}
@@ -125,9 +125,7 @@ def side_by_side(ref: str, episodes: int, repeats: int, suite: str) -> None:
                     sys.exit(f"{side} code gave different outcomes in repeat {repeat + 1}: not deterministic")
                 print(f"  repeat {repeat + 1} {side}: {result['rtf']:.1f}x real time", flush=True)
     same = outcomes["old"] == outcomes["new"]
-    differing = [
-        o["seed"] for o, n in zip(outcomes["old"], outcomes["new"], strict=True) if o != n
-    ]
+    differing = [o["seed"] for o, n in zip(outcomes["old"], outcomes["new"], strict=True) if o != n]
     median = {side: statistics.median(v) for side, v in rtfs.items()}
     best = {side: max(v) for side, v in rtfs.items()}
     print(f"cameras off, {episodes} episodes x {repeats} repeats, old = {ref}, new = this tree")
@@ -181,7 +179,7 @@ def main() -> None:
     logging.basicConfig(level=logging.ERROR)
     episodes = 1 if args.quick else args.episodes
     if args.baseline is not None:
-        from _side_by_side import DEFAULT_BASELINE  # noqa: PLC0415 (bench helper beside this file)
+        from _side_by_side import DEFAULT_BASELINE  # noqa: PLC0415 (deferred: bench/_side_by_side.py)
 
         ref = DEFAULT_BASELINE if args.baseline == "DEFAULT" else args.baseline
         side_by_side(ref, episodes, 1 if args.quick else args.repeats, args.suite)

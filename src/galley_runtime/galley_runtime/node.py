@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from galley_core.config import Config
+from galley_core.geometry import Transform
+from galley_core.tf_tree import TransformValues, transform_of_values
 from galley_runtime import conversions, messages
 from galley_runtime.actions import (
     ActionClientHandle,
@@ -218,6 +220,16 @@ class NodeHost(ABC):
             galley_core.tf_tree.TransformError: unknown frame, unconnected frames, or extrapolation.
         """
 
+    def lookup_transform_values(
+        self, target: str, source: str, time_ns: int | None = None
+    ) -> TransformValues:
+        """:meth:`lookup_transform` as numbers: (x, y, z, qx, qy, qz, qw), the quaternion normalised.
+
+        Exactly what :func:`~galley_runtime.conversions.transform_values_from_msg` reads from
+        that message; a host may give it without building the message (the embedded host does).
+        """
+        return conversions.transform_values_from_msg(self.lookup_transform(target, source, time_ns))
+
     @abstractmethod
     def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
         """Broadcast ``geometry_msgs/msg/TransformStamped`` messages on /tf (or /tf_static)."""
@@ -368,6 +380,13 @@ class Node:
     def lookup_transform(self, target: str, source: str, time_ns: int | None = None) -> Any:
         """See :meth:`NodeHost.lookup_transform`."""
         return self.host.lookup_transform(target, source, time_ns)
+
+    def lookup(self, target: str, source: str, time_ns: int | None = None) -> Transform:
+        """``T_target_source`` as a :class:`~galley_core.geometry.Transform`; see :meth:`lookup_transform`.
+
+        The same as ``transform_from_msg(self.lookup_transform(...))``, cheaper in the embedded host.
+        """
+        return transform_of_values(self.host.lookup_transform_values(target, source, time_ns))
 
     def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
         """See :meth:`NodeHost.send_transforms`."""

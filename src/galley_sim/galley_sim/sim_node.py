@@ -285,8 +285,9 @@ class SimNode(Node):
                 ),
             ),
         )
+        ground_truth = sim.base_pose()
         planar = [
-            (c.map_frame, c.odom_frame, sim.map_to_odom()),
+            (c.map_frame, c.odom_frame, sim.map_to_odom(ground_truth)),
             (c.odom_frame, c.base_frame, sim.odom),
         ]
         base = [(p, ch, [pose.x, pose.y, 0.0], pose.quaternion()) for p, ch, pose in planar]
@@ -308,7 +309,7 @@ class SimNode(Node):
         self.publish(
             "sim/ground_truth/base_pose",
             cls("geometry_msgs/msg/PoseStamped")(
-                header=self._header(c.map_frame), pose=pose_msg(sim.base_pose())
+                header=self._header(c.map_frame), pose=pose_msg(ground_truth)
             ),
         )
         contacts = sim.static_contacts()

@@ -41,7 +41,6 @@ from galley_runtime.conversions import (
     joint_positions_from_msg,
     joint_state_msg,
     orientation_unset,
-    transform_from_msg,
     transform_from_pose_msg,
 )
 from galley_runtime.msg_constants import ARM_PICK, ARM_PLACE
@@ -191,7 +190,7 @@ class ArmControllerNode(Node):
     def _object_pose(self, name: str) -> tuple[Transform | None, str]:
         frame = f"object/{name}"
         try:
-            return transform_from_msg(self.lookup_transform(self.config.base_frame, frame)), ""
+            return self.lookup(self.config.base_frame, frame), ""
         except (TransformError, ValueError) as err:
             return None, f"no pose for {name!r}: TF {self.config.base_frame} -> {frame} failed ({err})"
 
@@ -211,7 +210,7 @@ class ArmControllerNode(Node):
                 f"target_pose is not a valid pose ({err}); give a finite position and a unit quaternion",
             )
         try:
-            root = transform_from_msg(self.lookup_transform(self.config.base_frame, frame))
+            root = self.lookup(self.config.base_frame, frame)
         except (TransformError, ValueError) as err:
             return None, f"target_pose frame {frame!r}: no TF to {self.config.base_frame} ({err})"
         target = root * target
@@ -223,7 +222,7 @@ class ArmControllerNode(Node):
         """Walls and furniture near the arm, and the other objects as balls, in base_link."""
         c = self.config
         try:
-            root_from_map = transform_from_msg(self.lookup_transform(c.base_frame, "map"))
+            root_from_map = self.lookup(c.base_frame, "map")
         except (TransformError, ValueError):
             return Obstacles()
         balls = []

@@ -27,12 +27,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from galley_core.config import ConfigError, config_from_values
-from galley_core.tf_tree import TransformError, TransformTree
+from galley_core.tf_tree import TransformError, TransformTree, TransformValues
 from galley_runtime import messages
 from galley_runtime.actions import ServerGoal
-from galley_runtime.conversions import transform_stamped_msg_from_values, transform_stamped_msgs_from_values
+from galley_runtime.conversions import (
+    transform_stamped_msg_from_values,
+    transform_stamped_msgs_from_values,
+    transform_values,
+)
 from galley_runtime.embedded.actions import EmbeddedActionClient, EmbeddedActionServer
 from galley_runtime.embedded.bus import Bus, BusPublisher
+from galley_runtime.embedded.logger import NodeLogger
 from galley_runtime.embedded.tf_ingest import ingest_message, ingest_values
 from galley_runtime.node import Node, NodeHost, TransformItem, undeclared_tf
 from galley_runtime.params_file import ParameterError, load_params_files, node_parameters
@@ -84,31 +89,6 @@ class _Timer:
         self.cancelled = True
 
 
-class _NodeLogger:
-    """A logger that prefixes the simulated time and the node name, like ROS 2 console output."""
-
-    def __init__(self, host: EmbeddedHost, name: str) -> None:
-        self._host = host
-        self._name = name
-        self._logger = logging.getLogger("galley" + name.replace("/", "."))
-
-    def _log(self, level: int, message: str) -> None:
-        if self._logger.isEnabledFor(level):
-            self._logger.log(level, f"[{self._host.time_ns / _NS:.3f}] [{self._name}]: {message}")
-
-    def debug(self, message: str) -> None:
-        self._log(logging.DEBUG, message)
-
-    def info(self, message: str) -> None:
-        self._log(logging.INFO, message)
-
-    def warning(self, message: str) -> None:
-        self._log(logging.WARNING, message)
-
-    def error(self, message: str) -> None:
-        self._log(logging.ERROR, message)
-
-
 class EmbeddedNodeHost(NodeHost):
     """What the embedded host gives one node (see :class:`galley_runtime.node.NodeHost`)."""
 
@@ -127,7 +107,7 @@ class EmbeddedNodeHost(NodeHost):
         self.node_name = name
         self.namespace = "/" + namespace.strip("/") if namespace.strip("/") else ""
         self.fully_qualified_name = f"{self.namespace}/{name}"
-        self.logger = _NodeLogger(host, self.fully_qualified_name)
+        self.logger = NodeLogger(host, self.fully_qualified_name)
         self._remap = {
             self.resolve(k, remap=False): self.resolve(v, remap=False) for k, v in remappings.items()
         }
@@ -162,6 +142,15 @@ class EmbeddedNodeHost(NodeHost):
             raise TransformError(undeclared_tf(self.fully_qualified_name))
         values, stamp = self._host.tf.lookup_values(target, source, time_ns)
         return transform_stamped_msg_from_values(values[:3], values[3:], target, source, stamp)
+
+    def lookup_transform_values(
+        self, target: str, source: str, time_ns: int | None = None
+    ) -> TransformValues:
+        """What reading :meth:`lookup_transform`'s message gives, without building the message."""
+        if not self._uses_tf:
+            raise TransformError(undeclared_tf(self.fully_qualified_name))
+        values, _ = self._host.tf.lookup_values(target, source, time_ns)
+        return transform_values(values[:3], values[3:])
 
     def _tf_publisher(self, static: bool) -> BusPublisher:
         pub = self._tf_publishers.get(static)

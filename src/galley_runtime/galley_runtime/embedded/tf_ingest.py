@@ -42,9 +42,11 @@ def ingest_message(tree: TransformTree, msg: Any, *, static: bool) -> None:
 
 def ingest_values(tree: TransformTree, items: Sequence[TransformItem], stamp_ns: int) -> None:
     """Insert dynamic transforms given as (parent, child, (x, y, z), (qx, qy, qz, qw)) at ``stamp_ns``."""
-    set_transform = tree.set_transform
+    entries = []
     for parent, child, translation, rotation in items:
         try:
-            set_transform(parent, child, stamp_ns, transform_values(translation, rotation))
-        except (TransformError, ValueError) as err:
+            entries.append((parent, child, transform_values(translation, rotation)))
+        except ValueError as err:
             _log.warning(f"ignored transform {parent} -> {child}: {err}")
+    for parent, child, err in tree.set_transforms(entries, stamp_ns):
+        _log.warning(f"ignored transform {parent} -> {child}: {err}")
