@@ -34,8 +34,8 @@ from galley_episodes import CollectConfig, collect, parse_image_size
 TARGET_EPISODES_PER_HOUR = 1000.0
 
 
-#: Fields of an episode's record that depend on the machine's speed.
-WALL_FIELDS = ("wall_time_s", "real_time_factor", "wall_s")
+#: Fields of an episode's record about the machine (its speed, the worker's pid), not the episode.
+WALL_FIELDS = ("wall_time_s", "real_time_factor", "wall_s", "ran_on")
 
 
 def run(episodes: int, workers: int, size: tuple[int, int], root: Path) -> dict[str, Any]:
@@ -82,6 +82,9 @@ def side_by_side(ref: str, args: argparse.Namespace, episodes: int, repeats: int
                     f"  repeat {repeat + 1} {side}: {result['episodes_per_hour']:.0f} episodes/h", flush=True
                 )
     same = outcomes["old"] == outcomes["new"]
+    for name, record in outcomes["old"].items():
+        if record != outcomes["new"].get(name):
+            print(f"  {name} differs: old {record}, new {outcomes['new'].get(name)}")
     median = {side: statistics.median(v) for side, v in rates.items()}
     print(
         f"galley collect side by side: {episodes} episodes, {args.workers} workers, cameras {w}x{h}, "
@@ -139,6 +142,9 @@ def main() -> None:
         return
     if args.worker:
         with tempfile.TemporaryDirectory(prefix="galley_bench_collect_") as tmp:
+            # Untimed: a fresh checkout compiles numba's kernels into its cache once; then the
+            # timed run's workers load them, as they do on a checkout that has run before.
+            run(1, 1, args.image_size, Path(tmp) / "warm_up")
             result = run(episodes, args.workers, args.image_size, Path(tmp))
         print(json.dumps(result))
         return
