@@ -48,5 +48,5 @@ def ingest_values(tree: TransformTree, items: Sequence[TransformItem], stamp_ns:
             entries.append((parent, child, transform_values(translation, rotation)))
         except ValueError as err:
             _log.warning(f"ignored transform {parent} -> {child}: {err}")
-    for parent, child, err in tree.set_transforms(entries, stamp_ns):
-        _log.warning(f"ignored transform {parent} -> {child}: {err}")
+    for parent, child, refused in tree.set_transforms(entries, stamp_ns):
+        _log.warning(f"ignored transform {parent} -> {child}: {refused}")
