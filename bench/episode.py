@@ -15,6 +15,16 @@ is reported apart as ``first_episode_extra_s`` (an ``eval`` of 50 episodes pays 
 Kitchen-R's own figure: about 60 s of wall time per oracle episode in Isaac Sim on an RTX 3060 Ti.
 Targets (issue 7): >= 30x real time with cameras off, >= 5x with cameras on. Prints a table and,
 last, one JSON line.
+
+    python bench/episode.py --baseline [REF] [--episodes N] [--repeats R]
+
+runs the cameras-off episodes side by side with the code of git commit REF (default: the commit
+issue 35's episode work started from): each repeat runs one process on REF's code and one on this
+tree's, alternately (see ``bench/_side_by_side.py``), each a warm-up episode then the N episodes.
+It prints both real-time factors (median and best over repeats), their ratio new/old (issue 35:
+>= 1.5), and checks that every episode's summary (steps, success, EM, sim time, motion metrics,
+start and end base positions; everything but the wall time) is identical on both: the physics
+and the oracle did not change, only what is around them.
 """
 
 from __future__ import annotations
@@ -22,9 +32,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import statistics
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import galley_episodes.episode as episode_module
@@ -58,10 +71,15 @@ def every_image_received() -> Iterator[None]:
         episode_module.build_host = original
 
 
+#: Summary fields that depend on the machine's speed, not on what happened in the episode.
+WALL_FIELDS = ("wall_time_s", "real_time_factor")
+
+
 def run(entries: list, cameras: bool) -> dict[str, Any]:
     sim_s = 0.0
     walls = []
     succeeded = 0
+    outcomes = []
     for entry in entries:
         start = time.perf_counter()
         summary = episode_module.run_episode(
@@ -70,8 +88,10 @@ def run(entries: list, cameras: bool) -> dict[str, Any]:
         walls.append(time.perf_counter() - start)
         sim_s += summary["sim_time_s"]
         succeeded += summary["success"]
+        outcomes.append({k: v for k, v in summary.items() if k not in WALL_FIELDS})
     wall_s = sum(walls)
     return {
+        "outcomes": outcomes,
         "walls": walls,
         "episodes": len(entries),
         "succeeded": succeeded,
@@ -81,6 +101,64 @@ def run(entries: list, cameras: bool) -> dict[str, Any]:
     }
 
 
+def worker(chosen: list) -> None:
+    """One side of a side-by-side run: a warm-up episode, then the episodes; JSON on stdout."""
+    run(chosen[:1], cameras=False)
+    off = run(chosen, cameras=False)
+    print(json.dumps({"rtf": off["rtf"], "wall_s": sum(off["walls"]), "outcomes": off["outcomes"]}))
+
+
+def side_by_side(ref: str, episodes: int, repeats: int, suite: str) -> None:
+    """Cameras-off RTF of REF's code and this tree's, interleaved; identical outcomes checked."""
+    from _side_by_side import REPO, checkout, run_worker  # noqa: PLC0415 (deferred: bench/_side_by_side.py)
+
+    args = ["--episodes", str(episodes), "--suite", suite]
+    rtfs: dict[str, list[float]] = {"old": [], "new": []}
+    outcomes: dict[str, list[Any]] = {}
+    with checkout(ref) as old_root:
+        for repeat in range(repeats):
+            for side, root in (("old", old_root), ("new", REPO)):
+                result = run_worker(Path(__file__).resolve(), root, args)
+                rtfs[side].append(result["rtf"])
+                outcomes.setdefault(side, result["outcomes"])
+                if result["outcomes"] != outcomes[side]:
+                    sys.exit(f"{side} code gave different outcomes in repeat {repeat + 1}: not deterministic")
+                print(f"  repeat {repeat + 1} {side}: {result['rtf']:.1f}x real time", flush=True)
+    same = outcomes["old"] == outcomes["new"]
+    differing = [o["seed"] for o, n in zip(outcomes["old"], outcomes["new"], strict=True) if o != n]
+    median = {side: statistics.median(v) for side, v in rtfs.items()}
+    best = {side: max(v) for side, v in rtfs.items()}
+    print(f"cameras off, {episodes} episodes x {repeats} repeats, old = {ref}, new = this tree")
+    print(f"{'code':6s} {'median RTF':>11s} {'best RTF':>9s}")
+    for side in ("old", "new"):
+        print(f"{side:6s} {median[side]:10.1f}x {best[side]:8.1f}x")
+    print(
+        f"new/old: median {median['new'] / median['old']:.2f}, best {best['new'] / best['old']:.2f} "
+        "(issue 35: >= 1.5)"
+    )
+    succeeded = sum(o["success"] for o in outcomes["new"])
+    print(
+        f"outcomes: {'identical' if same else 'DIFFERENT (seeds ' + str(differing) + ')'} "
+        f"episode for episode ({succeeded}/{episodes} succeeded)"
+    )
+    print(
+        json.dumps(
+            {
+                "baseline": ref,
+                "episodes": episodes,
+                "repeats": repeats,
+                "rtf_cameras_off_old_median": round(median["old"], 1),
+                "rtf_cameras_off_new_median": round(median["new"], 1),
+                "rtf_ratio_median": round(median["new"] / median["old"], 2),
+                "rtf_ratio_best": round(best["new"] / best["old"], 2),
+                "outcomes_identical": same,
+            }
+        )
+    )
+    if not same:
+        sys.exit(1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -88,10 +166,29 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="one episode per configuration (under a minute)")
     parser.add_argument("--episodes", type=int, default=5, help="episodes per configuration (default 5)")
     parser.add_argument("--suite", default="kitchen_v1", help="suite of the episodes (default kitchen_v1)")
+    parser.add_argument(
+        "--baseline",
+        nargs="?",
+        const="DEFAULT",
+        metavar="REF",
+        help="cameras off, side by side with the code of git commit REF (default: issue 35's start)",
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="side-by-side repeats (default 3)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
+    episodes = 1 if args.quick else args.episodes
+    if args.baseline is not None:
+        from _side_by_side import DEFAULT_BASELINE  # noqa: PLC0415 (deferred: bench/_side_by_side.py)
+
+        ref = DEFAULT_BASELINE if args.baseline == "DEFAULT" else args.baseline
+        side_by_side(ref, episodes, 1 if args.quick else args.repeats, args.suite)
+        return
     entries = load_suite_entries(args.suite)
-    chosen = [e for e in entries if e.split == "test"][: 1 if args.quick else args.episodes]
+    chosen = [e for e in entries if e.split == "test"][:episodes]
+    if args.worker:
+        worker(chosen)
+        return
     cold = run(chosen[:1], cameras=False)  # the warm-up: a process's one-time costs
     off = run(chosen, cameras=False)
     on = run(chosen, cameras=True)

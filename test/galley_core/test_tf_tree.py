@@ -77,3 +77,48 @@ def test_lookup_composes_as_transforms_do():
     back, _ = tree.lookup("c", "map")
     np.testing.assert_allclose(back.translation, expected.inverse().translation, atol=1e-12)
     np.testing.assert_allclose(back.rotation, expected.inverse().rotation, atol=1e-12)
+
+
+def test_set_transforms_holds_what_set_transform_one_by_one_holds():
+    one_by_one, batched = TransformTree(2 * S), TransformTree(2 * S)
+    steps = [
+        [
+            ("map", "odom", (1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)),
+            ("odom", "base", (0.1, 0.2, 0.0, 0.0, 0.0, 0.0, 1.0)),
+        ],
+        [
+            ("map", "odom", (1.5, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)),
+            ("odom", "base", (0.3, 0.2, 0.0, 0.0, 0.0, 0.6, 0.8)),
+        ],
+        [
+            ("map", "odom", (2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)),
+            ("map", "base", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)),
+        ],
+    ]
+    for i, entries in enumerate(steps * 2):  # a re-parented edge, repeated and older stamps, pruning
+        stamp = [1, 2, 2, 3, 4, 5][i] * S
+        for parent, child, values in entries:
+            one_by_one.set_transform(parent, child, stamp, values)
+        assert batched.set_transforms(entries, stamp) == []
+    for target, source in (("map", "base"), ("map", "odom")):
+        assert batched.lookup_values(target, source) == one_by_one.lookup_values(target, source)
+    assert batched._edges.keys() == one_by_one._edges.keys()
+    for child, edge in batched._edges.items():
+        assert (edge.parent, edge.stamps, edge.transforms) == (
+            one_by_one._edges[child].parent,
+            one_by_one._edges[child].stamps,
+            one_by_one._edges[child].transforms,
+        )
+
+
+def test_set_transforms_refuses_bad_frames_and_keeps_the_rest():
+    tree = TransformTree()
+    refused = tree.set_transforms(
+        [
+            ("map", "map", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)),
+            ("map", "odom", (1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)),
+        ],
+        S,
+    )
+    assert [(p, c) for p, c, _ in refused] == [("map", "map")]
+    assert tree.lookup_values("map", "odom")[0][0] == 1.0

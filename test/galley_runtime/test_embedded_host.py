@@ -14,7 +14,11 @@ from galley_nodes.nodes.square_driver import SquareDriverNode
 from galley_nodes.nodes.trajectory_logger import TrajectoryLoggerNode
 from galley_nodes.nodes.unicycle_base import UnicycleBaseNode
 from galley_runtime import messages, rosbags_messages
-from galley_runtime.conversions import transform_stamped_msg
+from galley_runtime.conversions import (
+    transform_from_msg,
+    transform_stamped_msg,
+    transform_stamped_msgs_from_values,
+)
 from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.embedded.bus import TopicTypeError
 from galley_runtime.node import Node, Publishes, Subscribes, Timer
@@ -432,3 +436,56 @@ def test_node_declarations_are_checked_when_the_class_is_defined():
         class BadCallback(Node):
             name = "bad_callback"
             timers = (Timer("missing", 0.1),)
+
+
+class ValueBroadcaster(Node):
+    """Sends the same transforms as numbers or as messages (``as_numbers``), and looks them up."""
+
+    name = "value_broadcaster"
+    uses_tf = True
+    as_numbers = True
+
+    def send(self, items: list[Any], stamp_ns: int) -> None:
+        stamp = messages.time_msg(stamp_ns)
+        if self.as_numbers:
+            self.send_transform_values(items, stamp)
+        else:
+            self.send_transforms(transform_stamped_msgs_from_values(items, stamp))
+
+
+def test_transforms_sent_as_numbers_publish_and_look_up_as_the_messages_do():
+    items = [
+        ("map", "odom", [1.0, 2.0, 0.0], [0.0, 0.0, 0.3, 0.9]),  # not normalised: the buffer normalises
+        ("odom", "base_link", [0.5, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]),
+        ("map", "map", [0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]),  # refused, the others kept
+    ]
+    seen: dict[bool, Any] = {}
+    for as_numbers in (True, False):
+        host = EmbeddedHost()
+        node = host.add_node(ValueBroadcaster)
+        node.as_numbers = as_numbers
+        tf = spy(host, "/tf", "tf2_msgs/msg/TFMessage", QoS(depth=10))
+        node.send(items, 7 * MS)
+        host.run_for(0.01)
+        ((_, _, msg),) = tf
+        looked_up = node.lookup_transform("map", "base_link")
+        fast, read_back = node.lookup("map", "base_link"), transform_from_msg(looked_up)
+        assert fast.translation.tolist() == read_back.translation.tolist()
+        assert fast.rotation.tolist() == read_back.rotation.tolist()
+        serialized = (rosbags_messages.serialize(msg), rosbags_messages.serialize(looked_up))
+        seen[as_numbers] = (*serialized, fast.translation.tolist(), fast.rotation.tolist())
+    assert seen[True] == seen[False]
+
+
+def test_a_subscription_added_or_removed_between_publications_is_honoured():
+    host = EmbeddedHost()
+    host.add_node(Counter)
+    first = spy(host, "/count", name="first")
+    host.run_for(0.1)
+    second = spy(host, "/count", name="second")
+    host.run_for(0.1)
+    sub = next(s for s in host.bus._topics["/count"].subscriptions if s.owner == "/first")
+    host.bus.remove_subscription(sub)
+    host.run_for(0.1)
+    assert [d for _, _, d in first] == [0, 1]
+    assert [d for _, _, d in second] == [1, 2]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -207,6 +208,32 @@ class TransformTree:
         cutoff = bisect.bisect_left(edge.stamps, edge.stamps[-1] - self.cache_time_ns)
         if cutoff:
             del edge.stamps[:cutoff], edge.transforms[:cutoff]
+
+    def set_transforms(
+        self, entries: Iterable[tuple[str, str, TransformValues]], stamp_ns: int
+    ) -> list[tuple[str, str, TransformError]]:
+        """:meth:`set_transform` of dynamic (parent, child, values) entries all stamped ``stamp_ns``.
+
+        One broadcaster's message: the usual case (a known edge, a newer stamp) is appended here
+        without a call per entry. Returns the entries refused, with why; the others are in.
+        """
+        edges, oldest_ns = self._edges, stamp_ns - self.cache_time_ns
+        refused = []
+        for parent, child, values in entries:
+            edge = edges.get(child)
+            stamps = None if edge is None or edge.parent != parent or edge.static else edge.stamps
+            if edge is None or not stamps or stamp_ns <= stamps[-1]:
+                try:
+                    self.set_transform(parent, child, stamp_ns, values)
+                except TransformError as err:
+                    refused.append((parent, child, err))
+                continue
+            stamps.append(stamp_ns)
+            edge.transforms.append(values)
+            if stamps[0] < oldest_ns:
+                cutoff = bisect.bisect_left(stamps, oldest_ns)
+                del stamps[:cutoff], edge.transforms[:cutoff]
+        return refused
 
     def _chain(self, frame: str) -> list[str]:
         """The frame and its ancestors, up to the root."""

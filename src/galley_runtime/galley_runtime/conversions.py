@@ -34,6 +34,7 @@ __all__ = [
     "transform_stamped_msg",
     "transform_stamped_msg_from_values",
     "transform_stamped_msgs_from_values",
+    "transform_values",
     "transform_values_from_msg",
 ]
 
@@ -107,13 +108,23 @@ def transform_values_from_msg(msg: Any) -> TransformValues:
     """
     tf = getattr(msg, "transform", msg)
     t, q = tf.translation, tf.rotation
-    norm = math.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
-    if not (math.isfinite(t.x + t.y + t.z) and math.isfinite(norm)) or norm < 1e-9:
+    return transform_values((t.x, t.y, t.z), (q.x, q.y, q.z, q.w))
+
+
+def transform_values(translation: Sequence[float], rotation: Sequence[float]) -> TransformValues:
+    """A translation (m) and a quaternion (x, y, z, w) as :data:`TransformValues`, the quaternion normalised.
+
+    Raises:
+        ValueError: a non-finite value or a zero quaternion.
+    """
+    (tx, ty, tz), (qx, qy, qz, qw) = translation, rotation
+    norm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    if not (math.isfinite(tx + ty + tz) and math.isfinite(norm)) or norm < 1e-9:
         raise ValueError(
-            f"transform has a non-finite value or a zero quaternion: translation ({t.x}, {t.y}, {t.z}), "
-            f"rotation ({q.x}, {q.y}, {q.z}, {q.w})"
+            f"transform has a non-finite value or a zero quaternion: translation ({tx}, {ty}, {tz}), "
+            f"rotation ({qx}, {qy}, {qz}, {qw})"
         )
-    return (t.x, t.y, t.z, q.x / norm, q.y / norm, q.z / norm, q.w / norm)
+    return (tx, ty, tz, qx / norm, qy / norm, qz / norm, qw / norm)
 
 
 def pose_msg(pose: Pose2D) -> Any:

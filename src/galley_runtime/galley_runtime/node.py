@@ -46,7 +46,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from galley_core.config import Config
-from galley_runtime import messages
+from galley_core.geometry import Transform
+from galley_core.tf_tree import TransformValues, transform_of_values
+from galley_runtime import conversions, messages
 from galley_runtime.actions import (
     ActionClientHandle,
     Calls,
@@ -58,6 +60,9 @@ from galley_runtime.actions import (
     check_actions,
 )
 from galley_runtime.qos import QoS
+
+#: One transform as numbers: (parent, child, (x, y, z) in metres, (qx, qy, qz, qw)).
+TransformItem = tuple[str, str, Sequence[float], Sequence[float]]
 
 __all__ = [
     "Calls",
@@ -215,9 +220,28 @@ class NodeHost(ABC):
             galley_core.tf_tree.TransformError: unknown frame, unconnected frames, or extrapolation.
         """
 
+    def lookup_transform_values(
+        self, target: str, source: str, time_ns: int | None = None
+    ) -> TransformValues:
+        """:meth:`lookup_transform` as numbers: (x, y, z, qx, qy, qz, qw), the quaternion normalised.
+
+        Exactly what :func:`~galley_runtime.conversions.transform_values_from_msg` reads from
+        that message; a host may give it without building the message (the embedded host does).
+        """
+        return conversions.transform_values_from_msg(self.lookup_transform(target, source, time_ns))
+
     @abstractmethod
     def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
         """Broadcast ``geometry_msgs/msg/TransformStamped`` messages on /tf (or /tf_static)."""
+
+    def send_transform_values(self, items: Sequence[TransformItem], stamp: Any) -> None:
+        """Broadcast one /tf message of (parent, child, (x, y, z), (qx, qy, qz, qw)) at ``stamp``.
+
+        Metres and Python floats; ``stamp`` a ``builtin_interfaces/msg/Time``. The same message as
+        :meth:`send_transforms` of their ``TransformStamped``; a host may take the numbers as
+        they are besides (the embedded host feeds its TF buffer without reading them back).
+        """
+        self.send_transforms(conversions.transform_stamped_msgs_from_values(items, stamp))
 
     @abstractmethod
     def topic_names_and_types(self) -> list[tuple[str, list[str]]]:
@@ -357,9 +381,20 @@ class Node:
         """See :meth:`NodeHost.lookup_transform`."""
         return self.host.lookup_transform(target, source, time_ns)
 
+    def lookup(self, target: str, source: str, time_ns: int | None = None) -> Transform:
+        """``T_target_source`` as a :class:`~galley_core.geometry.Transform`; see :meth:`lookup_transform`.
+
+        The same as ``transform_from_msg(self.lookup_transform(...))``, cheaper in the embedded host.
+        """
+        return transform_of_values(self.host.lookup_transform_values(target, source, time_ns))
+
     def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
         """See :meth:`NodeHost.send_transforms`."""
         self.host.send_transforms(transforms, static=static)
+
+    def send_transform_values(self, items: Sequence[TransformItem], stamp: Any) -> None:
+        """See :meth:`NodeHost.send_transform_values` (for transforms sent by the dozen, often)."""
+        self.host.send_transform_values(items, stamp)
 
     # -- life cycle ----------------------------------------------------------------------------
 

@@ -34,7 +34,6 @@ from galley_runtime.conversions import (
     pose2d_from_pose_msg,
     pose_msg,
     transform_stamped_msg,
-    transform_stamped_msgs_from_values,
 )
 from galley_runtime.node import Node, Publishes, Subscribes, Timer
 from galley_runtime.qos import QoS
@@ -268,25 +267,33 @@ class SimNode(Node):
     def _publish_state(self) -> None:
         c, sim = self.config, self.sim
         stamp = self._stamp()  # one Time message shared by this state's messages
-        v, w = sim.odom_twist
+        cls = messages.message_class  # 50 Hz: messages without sequences built directly
+        vector, v, w = cls("geometry_msgs/msg/Vector3"), *sim.odom_twist
         self.publish(
             "odom",
-            self.msg(
-                "nav_msgs/msg/Odometry",
+            cls("nav_msgs/msg/Odometry")(
                 header=self._header(c.odom_frame),
                 child_frame_id=c.base_frame,
-                pose={"pose": pose_msg(sim.odom)},
-                twist={"twist": {"linear": {"x": v}, "angular": {"z": w}}},
+                pose=cls("geometry_msgs/msg/PoseWithCovariance")(
+                    pose=pose_msg(sim.odom), covariance=np.zeros(36)
+                ),
+                twist=cls("geometry_msgs/msg/TwistWithCovariance")(
+                    twist=cls("geometry_msgs/msg/Twist")(
+                        linear=vector(x=v, y=0.0, z=0.0), angular=vector(x=0.0, y=0.0, z=w)
+                    ),
+                    covariance=np.zeros(36),
+                ),
             ),
         )
+        ground_truth = sim.base_pose()
         planar = [
-            (c.map_frame, c.odom_frame, sim.map_to_odom()),
+            (c.map_frame, c.odom_frame, sim.map_to_odom(ground_truth)),
             (c.odom_frame, c.base_frame, sim.odom),
         ]
         base = [(p, ch, [pose.x, pose.y, 0.0], pose.quaternion()) for p, ch, pose in planar]
         robot = [(self._frame(p), ch, t, q) for p, ch, t, q in sim.relative_pose_values(ROBOT_FRAMES)]
         objects = [(c.map_frame, f"object/{n}", t, q) for n, t, q in sim.object_pose_values()]
-        self.send_transforms(transform_stamped_msgs_from_values(base + robot + objects, stamp))
+        self.send_transform_values(base + robot + objects, stamp)
         position, velocity, effort = sim.joint_state()
         self.publish(
             "joint_states",
@@ -301,10 +308,8 @@ class SimNode(Node):
         )
         self.publish(
             "sim/ground_truth/base_pose",
-            self.msg(
-                "geometry_msgs/msg/PoseStamped",
-                header=self._header(c.map_frame),
-                pose=pose_msg(sim.base_pose()),
+            cls("geometry_msgs/msg/PoseStamped")(
+                header=self._header(c.map_frame), pose=pose_msg(ground_truth)
             ),
         )
         contacts = sim.static_contacts()
@@ -355,15 +360,18 @@ class SimNode(Node):
 
     def _publish_imu(self) -> None:
         (qx, qy, qz, qw), (gx, gy, gz), (ax, ay, az) = (v.tolist() for v in self.sim.imu())
-        vector = messages.message_class("geometry_msgs/msg/Vector3")  # 100 Hz: nested ones built directly
+        cls = messages.message_class  # 100 Hz: built directly (no sequence to convert)
+        vector = cls("geometry_msgs/msg/Vector3")
         self.publish(
             "imu/data",
-            self.msg(
-                "sensor_msgs/msg/Imu",
+            cls("sensor_msgs/msg/Imu")(
                 header=self._header("imu_link"),
-                orientation=messages.message_class("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw),
+                orientation=cls("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw),
+                orientation_covariance=np.zeros(9),
                 angular_velocity=vector(x=gx, y=gy, z=gz),
+                angular_velocity_covariance=np.zeros(9),
                 linear_acceleration=vector(x=ax, y=ay, z=az),
+                linear_acceleration_covariance=np.zeros(9),
             ),
         )
 

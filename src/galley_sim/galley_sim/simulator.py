@@ -308,9 +308,9 @@ class KitchenSim:
         x, y, yaw = self.data.qpos[self._base_qpos].tolist()
         return Pose2D(x, y, normalize_angle(yaw))
 
-    def map_to_odom(self) -> Pose2D:
-        """``T_map_odom`` that makes ``map -> odom -> base_link`` equal the ground truth (planar)."""
-        base, odom = self.base_pose(), self.odom
+    def map_to_odom(self, base: Pose2D | None = None) -> Pose2D:
+        """``T_map_odom`` that makes ``map -> odom -> base_link`` equal the ground truth ``base`` (planar)."""
+        base, odom = self.base_pose() if base is None else base, self.odom
         yaw = normalize_angle(base.theta - odom.theta)
         c, s = math.cos(yaw), math.sin(yaw)
         return Pose2D(base.x - (c * odom.x - s * odom.y), base.y - (s * odom.x + c * odom.y), yaw)

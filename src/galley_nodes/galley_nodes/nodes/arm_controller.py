@@ -51,7 +51,6 @@ from galley_runtime.conversions import (
     joint_positions_from_msg,
     joint_state_msg,
     orientation_unset,
-    transform_from_msg,
     transform_from_pose_msg,
 )
 from galley_runtime.msg_constants import ARM_PICK, ARM_PLACE, ARM_STOP
@@ -222,11 +221,11 @@ class ArmControllerNode(Node):
         frame, base = f"object/{name}", self.config.base_frame
         if at_s is not None:
             try:
-                return transform_from_msg(self.lookup_transform(base, frame, round(at_s * 1e9))), ""
+                return self.lookup(base, frame, round(at_s * 1e9)), ""
             except (TransformError, ValueError):
                 pass  # not in the buffer at that time (a stamp ahead of TF): the latest will do
         try:
-            return transform_from_msg(self.lookup_transform(base, frame)), ""
+            return self.lookup(base, frame), ""
         except (TransformError, ValueError) as err:
             return None, f"no pose for {name!r}: TF {base} -> {frame} failed ({err})"
 
@@ -246,7 +245,7 @@ class ArmControllerNode(Node):
                 f"target_pose is not a valid pose ({err}); give a finite position and a unit quaternion",
             )
         try:
-            root = transform_from_msg(self.lookup_transform(self.config.base_frame, frame))
+            root = self.lookup(self.config.base_frame, frame)
         except (TransformError, ValueError) as err:
             return None, f"target_pose frame {frame!r}: no TF to {self.config.base_frame} ({err})"
         target = root * target
@@ -258,7 +257,7 @@ class ArmControllerNode(Node):
         """Walls and furniture near the arm, and the other objects as balls, in base_link."""
         c = self.config
         try:
-            root_from_map = transform_from_msg(self.lookup_transform(c.base_frame, "map"))
+            root_from_map = self.lookup(c.base_frame, "map")
         except (TransformError, ValueError):
             return Obstacles()
         balls = []

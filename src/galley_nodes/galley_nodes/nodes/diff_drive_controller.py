@@ -264,7 +264,7 @@ class DiffDriveControllerNode(Node):
             odom_frame = self._odom.header.frame_id
             if self._path_frame and odom_frame and odom_frame != self._path_frame:
                 try:
-                    tf = transform_from_msg(self.lookup_transform(self._path_frame, odom_frame))
+                    tf = self.lookup(self._path_frame, odom_frame)
                 except TransformError as err:
                     return Pose2D(), (
                         f"the plan is in {self._path_frame!r} but odometry in {odom_frame!r} and there is no "

@@ -36,7 +36,6 @@ from galley_runtime.conversions import (
     occupancy_grid_msg,
     path_msg,
     pose2d_from_pose_msg,
-    transform_from_msg,
 )
 from galley_runtime.msg_constants import ACTION_ACTIVE, ACTION_FAILED, ACTION_SUCCEEDED
 from galley_runtime.node import Node, Publishes, ServerGoal, Serves, Subscribes
@@ -201,7 +200,7 @@ class GlobalPlannerNode(Node):
     def _robot_pose(self) -> Pose2D:
         c = self.config
         try:
-            return transform_from_msg(self.lookup_transform(c.map_frame, c.robot_frame)).to_pose2d()
+            return self.lookup(c.map_frame, c.robot_frame).to_pose2d()
         except TransformError as err:
             raise _GoalError(
                 f"no robot pose: {err}; publish {c.map_frame} -> {c.robot_frame} on TF "
@@ -224,7 +223,7 @@ class GlobalPlannerNode(Node):
         if frame == self.config.map_frame:
             return goal
         try:
-            tf = transform_from_msg(self.lookup_transform(self.config.map_frame, frame))
+            tf = self.lookup(self.config.map_frame, frame)
         except TransformError as err:
             raise _GoalError(
                 f"goal is in frame {frame!r}, which has no transform to {self.config.map_frame!r}: {err}; "

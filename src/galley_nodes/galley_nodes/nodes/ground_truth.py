@@ -16,7 +16,6 @@ from galley_core.scene import Scene
 from galley_core.tasks.judging import held
 from galley_core.tasks.replanning import locate_objects
 from galley_core.tf_tree import TransformError
-from galley_runtime.conversions import transform_from_msg
 
 __all__ = ["TfGroundTruth"]
 
@@ -33,7 +32,7 @@ class TfGroundTruth:
         self.scene = scene
 
     def _lookup(self, frame: str) -> Transform:
-        return transform_from_msg(self.node.lookup_transform(self.node.config.map_frame, frame))
+        return self.node.lookup(self.node.config.map_frame, frame)
 
     def base_pose(self) -> Pose2D:
         return self._lookup(self.node.config.base_frame).to_pose2d()

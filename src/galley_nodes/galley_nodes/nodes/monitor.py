@@ -37,7 +37,7 @@ from galley_core.tf_tree import TransformError
 from galley_nodes.stack import CAMERA_TOPICS
 from galley_runtime import messages
 from galley_runtime.config_files import find_scene
-from galley_runtime.conversions import diagnostic_array_msg, pose2d_from_pose_msg, transform_from_msg
+from galley_runtime.conversions import diagnostic_array_msg, pose2d_from_pose_msg
 from galley_runtime.msg_constants import (
     ABORT,
     ARM_PLACE,
@@ -181,11 +181,11 @@ class MonitorNode(Node):
         for spec in self.scene.objects:
             frame = f"object/{spec.name}"
             try:
-                objects[spec.name] = transform_from_msg(self.lookup_transform(s.map_frame, frame))
+                objects[spec.name] = self.lookup(s.map_frame, frame)
             except TransformError:
                 continue
         try:
-            gripper = transform_from_msg(self.lookup_transform(s.map_frame, s.gripper_frame))
+            gripper = self.lookup(s.map_frame, s.gripper_frame)
             tcp = gripper.apply(np.array([s.tcp_offset_m, 0.0, 0.0]))
         except TransformError:
             tcp = None

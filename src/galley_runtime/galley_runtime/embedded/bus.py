@@ -41,6 +41,11 @@ class BusPublisher:
     owner: str
     history: deque[Any] = field(default_factory=deque)  # kept for late joiners if transient-local
     count: int = 0
+    #: The matched subscriptions, in subscription order; None after the graph changed (rebuilt
+    #: at the next publish, so a publish does not test every subscription of the topic).
+    receivers: list[BusSubscription] | None = None
+    #: The message class that passed the type check (later messages of it skip the name check).
+    checked_class: type | None = None
 
     def publish(self, msg: Any) -> None:
         self.bus.publish(self, msg)
@@ -113,6 +118,7 @@ class Bus:
         entry = self._topic(topic, type_name, owner)
         pub = BusPublisher(self, topic, type_name, qos, owner, deque(maxlen=qos.queue_limit))
         entry.publishers.append(pub)
+        self._graph_changed(entry)
         for sub in entry.subscriptions:
             self._match(pub, sub)
         return pub
@@ -123,13 +129,28 @@ class Bus:
         entry = self._topic(topic, type_name, owner)
         sub = BusSubscription(topic, type_name, qos, owner, callback)
         entry.subscriptions.append(sub)
+        self._graph_changed(entry)
         for pub in entry.publishers:
             self._match(pub, sub)
         return sub
 
     def remove_subscription(self, sub: BusSubscription) -> None:
-        self._topics[sub.topic].subscriptions.remove(sub)
+        entry = self._topics[sub.topic]
+        entry.subscriptions.remove(sub)
+        self._graph_changed(entry)
         sub.queue.clear()
+
+    @staticmethod
+    def _graph_changed(entry: _Topic) -> None:
+        for pub in entry.publishers:
+            pub.receivers = None
+
+    def _receivers(self, pub: BusPublisher) -> list[BusSubscription]:
+        receivers = pub.receivers
+        if receivers is None:
+            subs = self._topics[pub.topic].subscriptions
+            receivers = pub.receivers = [sub for sub in subs if id(pub) in sub.matched]
+        return receivers
 
     def _match(self, pub: BusPublisher, sub: BusSubscription) -> None:
         reason = sub.qos.incompatibility(pub.qos)
@@ -140,14 +161,14 @@ class Bus:
             )
             return
         sub.matched.add(id(pub))
+        pub.receivers = None
         if sub.qos.durability == "transient_local" and pub.history:
             for msg in pub.history:  # latched messages for the late joiner
                 self._enqueue(sub, msg)
 
     def subscription_count(self, pub: BusPublisher) -> int:
         """How many subscriptions (and taps) receive what ``pub`` publishes."""
-        matched = sum(1 for sub in self._topics[pub.topic].subscriptions if id(pub) in sub.matched)
-        return matched + len(self._taps.get(pub.topic, ()))
+        return len(self._receivers(pub)) + len(self._taps.get(pub.topic, ()))
 
     def add_endpoint(self, callback: Callable[[Any], None], owner: str) -> BusSubscription:
         """A receiver outside any topic (an action's service side): :meth:`send` queues to it.
@@ -191,9 +212,19 @@ class Bus:
         pub.count += 1
         if pub.qos.durability == "transient_local":
             pub.history.append(msg)
-        for sub in self._topics[pub.topic].subscriptions:
-            if id(pub) in sub.matched:
-                self._enqueue(sub, msg)
+        receivers = pub.receivers
+        if receivers is None:
+            receivers = self._receivers(pub)
+        if receivers:  # _enqueue, inline: this runs for every message of the run
+            seq, pending = self._seq, self._pending
+            for sub in receivers:
+                seq += 1
+                queue = sub.queue
+                if len(queue) == queue.maxlen:
+                    sub.dropped += 1
+                queue.append((seq, msg))
+                pending.append((seq, sub))
+            self._seq = seq
         for tap in self._taps.get(pub.topic, ()):
             tap(msg)
         for observer in self._observers:
@@ -234,11 +265,13 @@ class Bus:
 
 
 def _check(pub: BusPublisher, msg: Any) -> None:
-    type_name = messages.type_name_of(msg)
-    if type_name != pub.type_name:
-        raise TypeError(
-            f"{pub.owner} published a {type_name} on {pub.topic!r}, which carries {pub.type_name}"
-        )
+    if type(msg) is not pub.checked_class:
+        type_name = messages.type_name_of(msg)
+        if type_name != pub.type_name:
+            raise TypeError(
+                f"{pub.owner} published a {type_name} on {pub.topic!r}, which carries {pub.type_name}"
+            )
+        pub.checked_class = type(msg)
     problem = rosbags_messages.find_unconverted_sequence(msg)
     if problem:
         raise TypeError(

@@ -27,13 +27,19 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from galley_core.config import ConfigError, config_from_values
-from galley_core.tf_tree import TransformError, TransformTree
+from galley_core.tf_tree import TransformError, TransformTree, TransformValues
 from galley_runtime import messages
 from galley_runtime.actions import ServerGoal
-from galley_runtime.conversions import transform_stamped_msg_from_values, transform_values_from_msg
+from galley_runtime.conversions import (
+    transform_stamped_msg_from_values,
+    transform_stamped_msgs_from_values,
+    transform_values,
+)
 from galley_runtime.embedded.actions import EmbeddedActionClient, EmbeddedActionServer
 from galley_runtime.embedded.bus import Bus, BusPublisher
-from galley_runtime.node import Node, NodeHost, undeclared_tf
+from galley_runtime.embedded.logger import NodeLogger
+from galley_runtime.embedded.tf_ingest import ingest_message, ingest_values
+from galley_runtime.node import Node, NodeHost, TransformItem, undeclared_tf
 from galley_runtime.params_file import ParameterError, load_params_files, node_parameters
 from galley_runtime.qos import QoS
 
@@ -44,7 +50,6 @@ N = TypeVar("N", bound=Node)
 _NS = 1_000_000_000
 _CLOCK_QOS = QoS(depth=10)
 _TF_QOS = QoS(depth=100)
-_TF_STATIC_QOS = QoS.latched()
 _NAMESPACE = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)*/?$")
 
 
@@ -84,31 +89,6 @@ class _Timer:
         self.cancelled = True
 
 
-class _NodeLogger:
-    """A logger that prefixes the simulated time and the node name, like ROS 2 console output."""
-
-    def __init__(self, host: EmbeddedHost, name: str) -> None:
-        self._host = host
-        self._name = name
-        self._logger = logging.getLogger("galley" + name.replace("/", "."))
-
-    def _log(self, level: int, message: str) -> None:
-        if self._logger.isEnabledFor(level):
-            self._logger.log(level, f"[{self._host.time_ns / _NS:.3f}] [{self._name}]: {message}")
-
-    def debug(self, message: str) -> None:
-        self._log(logging.DEBUG, message)
-
-    def info(self, message: str) -> None:
-        self._log(logging.INFO, message)
-
-    def warning(self, message: str) -> None:
-        self._log(logging.WARNING, message)
-
-    def error(self, message: str) -> None:
-        self._log(logging.ERROR, message)
-
-
 class EmbeddedNodeHost(NodeHost):
     """What the embedded host gives one node (see :class:`galley_runtime.node.NodeHost`)."""
 
@@ -127,7 +107,7 @@ class EmbeddedNodeHost(NodeHost):
         self.node_name = name
         self.namespace = "/" + namespace.strip("/") if namespace.strip("/") else ""
         self.fully_qualified_name = f"{self.namespace}/{name}"
-        self.logger = _NodeLogger(host, self.fully_qualified_name)
+        self.logger = NodeLogger(host, self.fully_qualified_name)
         self._remap = {
             self.resolve(k, remap=False): self.resolve(v, remap=False) for k, v in remappings.items()
         }
@@ -163,13 +143,38 @@ class EmbeddedNodeHost(NodeHost):
         values, stamp = self._host.tf.lookup_values(target, source, time_ns)
         return transform_stamped_msg_from_values(values[:3], values[3:], target, source, stamp)
 
-    def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
+    def lookup_transform_values(
+        self, target: str, source: str, time_ns: int | None = None
+    ) -> TransformValues:
+        """What reading :meth:`lookup_transform`'s message gives, without building the message."""
+        if not self._uses_tf:
+            raise TransformError(undeclared_tf(self.fully_qualified_name))
+        values, _ = self._host.tf.lookup_values(target, source, time_ns)
+        return transform_values(values[:3], values[3:])
+
+    def _tf_publisher(self, static: bool) -> BusPublisher:
         pub = self._tf_publishers.get(static)
         if pub is None:
-            topic, qos = ("/tf_static", _TF_STATIC_QOS) if static else ("/tf", _TF_QOS)
+            topic, qos = ("/tf_static", QoS.latched()) if static else ("/tf", _TF_QOS)
             pub = self._tf_publishers[static] = self._host.bus.add_publisher(
                 topic, "tf2_msgs/msg/TFMessage", qos, self.fully_qualified_name
             )
+        return pub
+
+    def send_transform_values(self, items: Sequence[TransformItem], stamp: Any) -> None:
+        """The message of :meth:`send_transforms`, the buffer fed with ``items`` (the tap skips it)."""
+        msg = messages.message_class("tf2_msgs/msg/TFMessage")(
+            transforms=transform_stamped_msgs_from_values(items, stamp)
+        )
+        ingest_values(self._host.tf, items, messages.time_ns_from_msg(stamp))
+        self._host._ingested = msg
+        try:
+            self._tf_publisher(False).publish(msg)
+        finally:
+            self._host._ingested = None
+
+    def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
+        pub = self._tf_publisher(static)
         if static:
             # Like tf2_ros.StaticTransformBroadcaster: republish every static transform so far.
             self._static_transforms.update({t.child_frame_id: t for t in transforms})
@@ -244,8 +249,11 @@ class EmbeddedHost:
         self._timer_counter = itertools.count()
         self._node_counter = itertools.count()
         self._shut_down = False
-        self.bus.add_tap("/tf", lambda msg: self._ingest_tf(msg, static=False))
-        self.bus.add_tap("/tf_static", lambda msg: self._ingest_tf(msg, static=True))
+        self._ingested: Any = None  # the /tf message being published whose numbers are in self.tf
+        for topic, static in (("/tf", False), ("/tf_static", True)):
+            self.bus.add_tap(
+                topic, lambda m, s=static: m is self._ingested or ingest_message(self.tf, m, static=s)
+            )
         self._clock = (
             self.bus.add_publisher("/clock", "rosgraph_msgs/msg/Clock", _CLOCK_QOS, "/embedded_host")
             if publish_clock
@@ -400,25 +408,6 @@ class EmbeddedHost:
     def now_s(self) -> float:
         """Simulated time, seconds."""
         return self.time_ns / _NS
-
-    # -- TF ------------------------------------------------------------------------------------
-
-    def _ingest_tf(self, msg: Any, *, static: bool) -> None:
-        set_transform = self.tf.set_transform
-        stamp, stamp_ns = None, 0
-        for t in msg.transforms:
-            header = t.header
-            try:
-                if header.stamp is not stamp:  # a broadcaster's transforms usually share one stamp
-                    stamp_ns = messages.time_ns_from_msg(header.stamp)
-                    stamp = header.stamp
-                set_transform(
-                    header.frame_id, t.child_frame_id, stamp_ns, transform_values_from_msg(t), static=static
-                )
-            except (TransformError, ValueError) as err:
-                logging.getLogger("galley.tf").warning(
-                    f"ignored transform {t.header.frame_id} -> {t.child_frame_id}: {err}"
-                )
 
     # -- life cycle ----------------------------------------------------------------------------
 
