@@ -15,6 +15,7 @@ remains from where the objects are now.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -201,34 +202,26 @@ class GalleyPlanner(Planner):
     def _resolve(text: str, scene: Scene, presence: torch.Tensor) -> dict[str, str]:
         """Zone -> the object the image shows in it, for the zones that ``text`` refers to by location.
 
-        ``presence`` (zones, objects) in scene order. Each object lies where the presence scores
-        find it most likely (the same soft choice that grounds object names in the network); a
-        zone referred to that holds none is refused.
+        ``presence`` (zones, objects) in scene order; objects lie where :func:`assign` puts them.
+        A zone referred to that holds none is refused.
         """
         referred = [zone for _, _, zone in location_references(read(text, scene).tokens, scene)]
         if not referred:
             return {}
-        zones = scene.zone_names
-        best: dict[str, tuple[float, str]] = {}
-        for o, obj in enumerate(scene.object_names):
-            z = int(presence[:, o].argmax())
-            score = float(presence[z, o])
-            if zones[z] not in best or score > best[zones[z]][0]:
-                best[zones[z]] = (score, obj)
+        where = {zone: obj for obj, zone in assign(scene, presence).items()}
         for zone in referred:
-            if zone not in best:
+            if zone not in where:
                 raise PlanningError(
                     "unknown_name",
                     f"{text!r} refers to the object in the {zone} zone, but the image shows none there; "
                     "name the object instead",
                 )
-        return {zone: obj for zone, (_, obj) in best.items()}
+        return where
 
     @staticmethod
     def _positions(scene: Scene, presence: torch.Tensor) -> dict[str, str]:
-        """Object -> the zone the presence scores (zones, objects) find it most likely in."""
-        zones = scene.zone_names
-        return {obj: zones[int(presence[:, o].argmax())] for o, obj in enumerate(scene.object_names)}
+        """Object -> the zone it lies in (:func:`assign`)."""
+        return assign(scene, presence)
 
     def plan(
         self, instruction: str, top_down_image: Any, scene: Scene, context: PlanContext | None = None
@@ -287,10 +280,15 @@ class GalleyPlanner(Planner):
             with torch.no_grad():
                 looked, view_tokens = net.see(padded, view, zone_mask)
                 seen = net.presence(looked, objects, zone_mask)[:, :z, : len(scene.objects)]
+            # Each object is grounded where the joint assignment puts it (one object per zone).
+            place = torch.zeros(b, SLOTS, SLOTS)
+            for row, scores in enumerate(seen):
+                for o, zone in enumerate(assign(scene, scores).values()):
+                    place[row, o, scene.zone_names.index(zone)] = 1.0
             vocab = self.vocab
             ids = [vocab.encode(slots.tokens(t), c.max_words) or [1] for t in readings(seen)]
             with torch.no_grad():
-                memory, pad, _ = net.encode(_padded(ids), looked, view_tokens, objects, zone_mask)
+                memory, pad, _ = net.encode(_padded(ids), looked, view_tokens, objects, zone_mask, place)
         decoded = greedy_decode(self.net, memory, pad, allowed)  # type: ignore[arg-type]
         steps = [[self.vocab.steps[i] for i in plan] for plan in decoded]
         return steps if slots is None else [[slots.from_slots(s) for s in plan] for plan in steps]
@@ -345,3 +343,20 @@ def _padded(ids: Sequence[Sequence[int]]) -> torch.Tensor:
     for row, seq in enumerate(ids):
         words[row, : len(seq)] = torch.tensor(seq)
     return words
+
+
+def assign(scene: Scene, presence: torch.Tensor) -> dict[str, str]:
+    """Object -> zone: the assignment of the scene's objects to distinct zones with the highest total score.
+
+    An episode starts every object in a zone of its own (there are never more objects than zones),
+    so the objects are placed jointly: where two objects look alike, the one that fits a zone
+    better takes it. ``presence`` (zones, objects) logits in scene order. At most 8 x 8: every
+    assignment is scored (40,320 at most).
+    """
+    scores = presence.numpy()
+    zones, objects = scores.shape
+    if objects > zones:  # cannot happen in an episode; fall back to each object's best zone
+        return {o: scene.zone_names[int(scores[:, i].argmax())] for i, o in enumerate(scene.object_names)}
+    options = np.array(list(itertools.permutations(range(zones), objects)), dtype=np.int64)
+    best = options[int(np.argmax(scores[options, np.arange(objects)].sum(axis=1)))]
+    return {o: scene.zone_names[int(best[i])] for i, o in enumerate(scene.object_names)}

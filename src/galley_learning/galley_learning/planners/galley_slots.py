@@ -229,13 +229,14 @@ class SlotPlannerNet(nn.Module):
         logits = q @ k.transpose(1, 2) / math.sqrt(q.shape[-1]) + self.presence_bias
         return logits.masked_fill(~zone_mask[..., None], -1e4)
 
-    def encode(
+    def encode(  # noqa: PLR0917 -- the network's inputs, each named
         self,
         words: torch.Tensor,
         seen: torch.Tensor,
         view_tokens: torch.Tensor,
         objects: torch.Tensor,
         zone_mask: torch.Tensor,
+        place: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Memory (B, W + Z + 12, d), its padding mask, and the presence logits (B, Z, O).
 
@@ -245,6 +246,8 @@ class SlotPlannerNet(nn.Module):
             view_tokens: (B, 12, d) whole-view tokens (:meth:`see`).
             objects: (B, O, F) object descriptions in object-slot order.
             zone_mask: (B, Z) true for the slots that hold a zone of the scene.
+            place: (B, O, Z) where each object lies, as weights over zones; default: the softmax of
+                the presence logits over zones (training), the planner gives a joint assignment.
         """
         b = words.shape[0]
         zone_tokens = seen + self.slot_embed("z")[None] + self.type_embed.weight[1]
@@ -252,7 +255,8 @@ class SlotPlannerNet(nn.Module):
         text = self.word_embed(words) + self.word_pos(positions)[None] + self.type_embed.weight[0]
         # An object's word gets the slot of the zone the image shows it in (a soft choice over zones).
         logits = self.presence(seen, objects, zone_mask)
-        place = logits.softmax(dim=1).transpose(1, 2) @ self.slot_embed("z")  # (B, O, d)
+        weights = logits.softmax(dim=1).transpose(1, 2) if place is None else place
+        place = weights @ self.slot_embed("z")  # (B, O, d)
         slot = words - self.first_object
         is_object = (slot >= 0) & (slot < SLOTS)
         grounded = torch.gather(place, 1, slot.clamp(0, SLOTS - 1)[..., None].expand(-1, -1, place.shape[2]))
