@@ -199,7 +199,7 @@ def test_out_of_scope_requests_get_no_plan(planner, kitchen, renderer, kind):
 def test_train_planner_command_trains_v3_across_kitchens_reproducibly(tmp_path, capsys):
     from galley_cli.main import main
 
-    args = ["--episodes", "6", "--instructions", "12", "--paraphrases", "12", "--epochs", "1"]
+    args = ["--episodes", "10", "--instructions", "12", "--paraphrases", "12", "--epochs", "1"]
     args += ["--kitchens", "1", "--kitchen-episodes", "2", "--kitchen-samples", "6", "--validation", "8"]
     assert main(["train-planner", *args, "--out", str(tmp_path / "a.pt")]) == 0
     printed = capsys.readouterr().out
