@@ -37,7 +37,7 @@ from galley_core.scenes.splits import split_seeds
 from galley_core.tasks.suite import SuiteEntry, generate_suite, load_suite
 from galley_learning.planners.evaluate import Outcome, plan_entries, spread
 from galley_learning.planners.everyday import everyday_set
-from galley_learning.planners.galley_model import DEFAULT_WEIGHTS, V2_WEIGHTS
+from galley_learning.planners.galley_model import V2_WEIGHTS, V3_WEIGHTS
 from galley_learning.planners.galley_planner import GalleyPlanner
 from galley_learning.planners.images import TopDownRenderer
 
@@ -151,7 +151,7 @@ def main() -> None:
     parser.add_argument("--kitchens", type=int, default=20, help="unseen kitchens (seeds 1000 on)")
     parser.add_argument("--per-split", type=int, default=60, help="requests per set and kitchen")
     parser.add_argument("--everyday", type=int, default=60, help="everyday requests per kitchen")
-    parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="galley planner weights (.pt)")
+    parser.add_argument("--weights", default=str(V3_WEIGHTS), help="galley planner weights (.pt)")
     args = parser.parse_args()
     kitchens, per_split, everyday = (
         (5, 20, 24) if args.quick else (args.kitchens, args.per_split, args.everyday)

@@ -41,9 +41,10 @@ def renamed():
 
 @pytest.fixture(scope="module")
 def planner():
+    from galley_learning.planners.galley_model import V3_WEIGHTS
     from galley_learning.planners.galley_planner import GalleyPlanner
 
-    return GalleyPlanner()
+    return GalleyPlanner(weights=V3_WEIGHTS)
 
 
 def _gold(scene, seed, relocations):

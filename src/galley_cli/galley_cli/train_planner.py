@@ -22,7 +22,7 @@ __all__ = ["add_parser"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_learning.planners.galley_model import DEFAULT_WEIGHTS  # noqa: PLC0415 (deferred: torch)
+    from galley_learning.planners.galley_model import V3_WEIGHTS  # noqa: PLC0415 (deferred: torch)
     from galley_learning.planners.galley_slot_train import train_slot_planner  # noqa: PLC0415 (deferred: torch)
 
     scene = find_scene(args.scene)
@@ -30,7 +30,7 @@ def _run(args: argparse.Namespace) -> int:
     if not suite:
         raise UsageError(f"suite {args.suite!r} has no entries; generate it with: galley suite")
     config = config_from_arguments(PlannerTrainConfig, args)  # each value checked by the parser
-    out = args.out or DEFAULT_WEIGHTS
+    out = args.out or V3_WEIGHTS
     record = train_slot_planner(scene, suite, config=config, out=out, progress=lambda m: print(m, flush=True))
     print(
         f"galley train-planner: whole plans right {record['val_em_suite_train']:.3f} on the suite's "
@@ -47,5 +47,5 @@ def add_parser(sub: Any) -> None:
         "--suite", default="kitchen_v1", help="suite whose held-out parts are kept out of training"
     )
     add_arguments(p.add_argument_group("training"), PlannerTrainConfig)
-    p.add_argument("--out", type=Path, default=None, help="weights file (default: the shipped weights)")
+    p.add_argument("--out", type=Path, default=None, help="weights file (default: the shipped v3 weights)")
     p.set_defaults(run=_run)

@@ -157,9 +157,9 @@ def _refuse_if_idle(plan: Plan) -> None:
 class GalleyPlanner(Planner):
     """The ``galley`` backend: galley's planner network on the CPU, decoding under the scene's grammar.
 
-    The shipped v3 weights read the scene's names as an input (:mod:`.galley_slots`) and plan in
-    any kitchen of at most 8 objects and 8 zones; v2 weights plan only in the scene they were
-    trained on.
+    v3 weights (``V3_WEIGHTS``) read the scene's names as an input (:mod:`.galley_slots`) and plan
+    in any kitchen of at most 8 objects and 8 zones; v2 weights (the default) plan only in the
+    scene they were trained on.
 
     Args:
         weights: the ``.pt`` file (its ``.json`` beside it); default: the weights shipped with galley.
@@ -189,7 +189,8 @@ class GalleyPlanner(Planner):
                 "model",
                 f"these galley planner weights (v2) were trained on scene {vocab.scene!r} (zones "
                 f"{', '.join(vocab.zones)}; objects {', '.join(vocab.objects)}); scene "
-                f"{scene.name!r} differs: use the shipped v3 weights, which read the scene's names, "
+                f"{scene.name!r} differs: use the v3 weights (weights/galley_planner_v3.pt), which read "
+                "the scene's names, "
                 f"or retrain with galley train-planner --scene {scene.name}",
             )
         allowed = torch.ones(len(vocab.steps), dtype=torch.bool)

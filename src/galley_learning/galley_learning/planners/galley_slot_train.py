@@ -29,8 +29,8 @@ from galley_core.scene import Scene
 from galley_core.scenes.splits import split_seeds
 from galley_core.tasks.suite import SuiteEntry, generate_suite
 from galley_learning.planners.galley_model import (
-    DEFAULT_WEIGHTS,
     END,
+    V3_WEIGHTS,
     GalleyModelConfig,
     greedy_decode,
     image_inputs,
@@ -266,7 +266,7 @@ def train_slot_planner(  # noqa: PLR0915 -- one training loop, read top to botto
     *,
     config: PlannerTrainConfig | None = None,
     model: GalleyModelConfig | None = None,
-    out: Any = DEFAULT_WEIGHTS,
+    out: Any = V3_WEIGHTS,
     progress: Progress = print,
 ) -> dict[str, Any]:
     """Generate data in ``scene`` and the training kitchens, train, save to ``out``; returns the record."""
