@@ -209,3 +209,44 @@ def test_the_canonical_reading_drops_asides_and_reads_inflections_and_the_zone_o
     # "once the bowl is in green" is about the task, not an aside: it stays.
     kept = canonical("move the cup to red once the bowl is in green", kitchen)
     assert "once the bowl is in green zone" in kept
+
+
+@pytest.fixture(scope="module")
+def furnished(kitchen):
+    """The kitchen with zones named by furniture (several words) and an orange instead of the apple."""
+    from dataclasses import replace
+
+    names = dict(
+        zip(
+            kitchen.zone_names,
+            ["left counter", "island", "counter", "right side counter", "teal"],
+            strict=True,
+        )
+    )
+    return replace(
+        kitchen,
+        zones=tuple(replace(z, name=names[z.name]) for z in kitchen.zones),
+        objects=tuple(replace(o, name="orange" if o.name == "apple" else o.name) for o in kitchen.objects),
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "reading"),
+    [
+        ("Move the bowl to the left counter.", "move the bowl to the left counter zone"),
+        ("put the cup on the right side counter area", "move the cup to the right side counter zone"),
+        ("fork -> counter", "move the fork to the counter zone"),  # the one-word name, not "left counter"
+        ("Take the orange to the islnd", "move the orange to the island zone"),
+        ("could you move the plate to the left countr?", "move the plate to the left counter zone"),
+    ],
+)
+def test_names_of_several_words_read_as_one_name(furnished, text, reading):
+    assert "left counter" in read("the left counter", furnished).tokens
+    assert canonical(text, furnished) == reading
+    assert refusal(text, furnished) is None
+
+
+def test_an_object_named_like_a_colour_is_the_object_and_a_missing_zone_still_refused(furnished):
+    assert refusal("move the orange to the teal zone", furnished) is None
+    kind, reason = refusal("move the cup to the red zone", furnished)
+    assert kind == "unknown_name" and "'red'" in reason

@@ -1,7 +1,9 @@
 """``galley train-planner``: (re)train galley's offline vision-language planner, with progress.
 
-Renders fresh episodes with the simulator, trains on the CPU and writes the weights (.pt) and their
-vocabulary and training record (.json). The defaults reproduce the weights shipped with galley.
+Renders fresh episodes with the simulator, in the scene and in the generated training kitchens, trains
+galley's planner v3 (names from the scene: galley_learning.planners.galley_slots) on the CPU and writes
+the weights (.pt) and their vocabulary and training record (.json). The defaults reproduce the
+weights shipped with galley.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ __all__ = ["add_parser"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_learning.planners.galley_model import DEFAULT_WEIGHTS  # noqa: PLC0415 (deferred: torch)
-    from galley_learning.planners.galley_train import train_planner  # noqa: PLC0415 (deferred: torch)
+    from galley_learning.planners.galley_model import V3_WEIGHTS  # noqa: PLC0415 (deferred: torch)
+    from galley_learning.planners.galley_slot_train import train_slot_planner  # noqa: PLC0415 (deferred: torch)
 
     files = resolve_scene(args.scene, say=say(args))
     scene = files.scene
@@ -30,10 +32,11 @@ def _run(args: argparse.Namespace) -> int:
     if not suite:
         raise UsageError(f"suite {args.suite!r} has no entries; generate it with: galley suite")
     config = config_from_arguments(PlannerTrainConfig, args)  # each value checked by the parser
-    out = args.out or DEFAULT_WEIGHTS
-    record = train_planner(scene, suite, config=config, out=out, progress=lambda m: print(m, flush=True))
+    out = args.out or V3_WEIGHTS
+    record = train_slot_planner(scene, suite, config=config, out=out, progress=lambda m: print(m, flush=True))
     print(
-        f"galley train-planner: EM {record['val_em_suite_train']:.3f} on the suite's train split; "
+        f"galley train-planner: whole plans right {record['val_em_suite_train']:.3f} on the suite's "
+        "train split; "
         f"evaluate with: galley eval-planner --weights {out}"
     )
     return 0
@@ -48,5 +51,5 @@ def add_parser(sub: Any) -> None:
         help="suite whose held-out parts are kept out of training (default: the scene's own)",
     )
     add_arguments(p.add_argument_group("training"), PlannerTrainConfig)
-    p.add_argument("--out", type=Path, default=None, help="weights file (default: the shipped weights)")
+    p.add_argument("--out", type=Path, default=None, help="weights file (default: the shipped v3 weights)")
     p.set_defaults(run=_run)

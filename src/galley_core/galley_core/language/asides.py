@@ -21,6 +21,7 @@ from galley_core.language.lexicon import (
     RELATIONS,
     UNSUPPORTED_VERBS,
     WH,
+    is_word,
 )
 from galley_core.scene import Scene
 
@@ -125,9 +126,9 @@ def drop_asides(tokens: Sequence[str], scene: Scene) -> tuple[list[str], bool]:
     out = list(tokens[start:])
     i = 0
     while i < len(out):
-        if out[i] in _SUBORDINATORS and (i == 0 or not out[i - 1].isalnum() or out[i - 1] in CONNECTORS):
+        if out[i] in _SUBORDINATORS and (i == 0 or not is_word(out[i - 1]) or out[i - 1] in CONNECTORS):
             j = i + 1
-            while j < len(out) and out[j].isalnum() and out[j] not in names and out[j] not in DETERMINERS:
+            while j < len(out) and is_word(out[j]) and out[j] not in names and out[j] not in DETERMINERS:
                 if verb_stem(out[j]) in MOVE_VERBS and _names_object_next(out, j, names):
                     break
                 j += 1
@@ -137,7 +138,7 @@ def drop_asides(tokens: Sequence[str], scene: Scene) -> tuple[list[str], bool]:
         i += 1
     stretches: list[list[int]] = [[]]
     for n, token in enumerate(out):
-        if token.isalnum():
+        if is_word(token):
             stretches[-1].append(n)
         else:
             stretches.append([])
@@ -165,7 +166,7 @@ def wishes_as_requests(tokens: list[str], objects: frozenset[str]) -> list[str]:
     out: list[str] = []
     i = 0
     while i < len(tokens):
-        opens = not out or not out[-1].isalnum() or out[-1] in CONNECTORS
+        opens = not out or not is_word(out[-1]) or out[-1] in CONNECTORS
         j = i + 1 + (tokens[i + 1 : i + 2] == ["would"])
         if (
             opens

@@ -33,6 +33,7 @@ __all__ = [
     "UNSUPPORTED_VERBS",
     "WH",
     "ZONE_WORDS",
+    "is_word",
 ]
 
 #: Words that say "zone" after a zone's name.
@@ -188,3 +189,8 @@ CORRECTABLE = frozenset(
     {w for w in LEXICON if len(w) >= 4} - {"soon", "real"}
     | {"the", "and", "put", "get", "set", "places", "zones", "spots", "positions"}
 )
+
+
+def is_word(token: str) -> bool:
+    """Whether a reading token is a word (not punctuation): a scene name of several words is one token."""
+    return token.replace(" ", "").isalnum()

@@ -39,6 +39,7 @@ from galley_core.language.lexicon import (
     REFERENCE_PREPOSITIONS,
     REQUEST_PHRASES,
     ZONE_WORDS,
+    is_word,
 )
 from galley_core.language.relations import relations, resolve
 from galley_core.language.structure import relocation_pairs, relocation_text
@@ -100,8 +101,26 @@ def _one_edit(a: str, b: str) -> bool:
 
 
 def scene_words(scene: Scene) -> tuple[frozenset[str], frozenset[str]]:
-    """The scene's object names and zone names."""
+    """The scene's object names and zone names (a name of several words, "left counter", is one)."""
     return frozenset(scene.object_names), frozenset(scene.zone_names)
+
+
+def _merge_names(tokens: Sequence[str], names: frozenset[str]) -> list[str]:
+    """``tokens`` with each run of words that spells a name of several words as one token, longest first.
+
+    "the left counter zone" reads ["the", "left counter", "zone"] in a scene with a "left counter"
+    zone, so that every rule downstream sees a name as one word, whatever the scene calls its zones.
+    """
+    long = sorted((tuple(n.split()) for n in names if " " in n), key=len, reverse=True)
+    if not long:
+        return list(tokens)
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        match = next((n for n in long if tuple(tokens[i : i + len(n)]) == n), None)
+        out.append(" ".join(match) if match else tokens[i])
+        i += len(match) if match else 1
+    return out
 
 
 def is_known(word: str) -> bool:
@@ -157,17 +176,19 @@ def read(text: str, scene: Scene) -> Reading:
         clean = re.sub(pattern, replacement, clean)
     objects, zones = scene_words(scene)
     names = objects | zones
+    # Typos are corrected word by word, towards the words of the scene's names too ("countr").
+    words = names | frozenset(w for n in names if " " in n for w in n.split())
     tokens, corrections = [], []
     found = _TOKEN.findall(clean)
     for i, token in enumerate(found):
-        fixed = _correct(token, names)
-        if fixed in names and fixed != token and found[i + 1 : i + 2] in (["the"], ["a"], ["an"]):
+        fixed = _correct(token, words)
+        if fixed in words and fixed != token and found[i + 1 : i + 2] in (["the"], ["a"], ["an"]):
             # A name is not followed by "the"; "form the" is "from the", not "fork the".
             fixed = _lexicon_correction(token) or fixed
         if fixed != token:
             corrections.append((token, fixed))
         tokens.append(fixed)
-    return Reading(tuple(tokens), tuple(corrections))
+    return Reading(tuple(_merge_names(tokens, names)), tuple(corrections))
 
 
 def drop_phrases(tokens: Sequence[str], phrases: Sequence[tuple[str, ...]]) -> tuple[list[str], bool]:
@@ -279,7 +300,7 @@ def canonical_tokens(text: str, scene: Scene, where: Mapping[str, str] | None = 
             out.append("and")
         elif token == "?" or token in FILLER:
             continue
-        elif not token.isalnum():
+        elif not is_word(token):
             if before != "sep" and out:
                 out.append("sep")
         elif (
@@ -298,7 +319,10 @@ def canonical_tokens(text: str, scene: Scene, where: Mapping[str, str] | None = 
             before == "zone"
             and len(out) > 1
             and out[-2] in zones
-            and (token in ZONE_WORDS or not (is_known(token) or token in objects or not token.isalpha()))
+            and (
+                token in ZONE_WORDS
+                or not (is_known(token) or token in objects or not is_word(token) or token.isdigit())
+            )
         ):
             continue  # "green area" -> "green zone"; "the green strip": a word galley lacks names the zone
         elif token in zones:

@@ -33,6 +33,7 @@ from galley_core.language.lexicon import (
     UNSUPPORTED_VERBS,
     WH,
     ZONE_WORDS,
+    is_word,
 )
 from galley_core.language.reading import (
     canonical_tokens,
@@ -55,14 +56,14 @@ _RELUCTANCE = [[w] for w in ("hesitate", "forget", "mind", "fail", "worry", "rus
 def _content(tokens: Sequence[str]) -> list[str]:
     """Tokens without politeness, filler and punctuation."""
     words, _ = drop_phrases(tokens, REQUEST_PHRASES)
-    return [t for t in words if t.isalpha() and t not in FILLER]
+    return [t for t in words if is_word(t) and not t.isdigit() and t not in FILLER]
 
 
 def _clauses(tokens: Sequence[str]) -> list[list[str]]:
     """Tokens split at punctuation and connectors, each clause without leading filler."""
     clauses: list[list[str]] = [[]]
     for token in tokens:
-        if not token.isalnum() or token in CONNECTORS:
+        if not is_word(token) or token in CONNECTORS:
             clauses.append([])
         elif token not in FILLER or clauses[-1]:
             clauses[-1].append(token)
@@ -86,7 +87,7 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     example = "e.g. 'Move the bowl to the green zone.'"
     can = f"galley moves the scene's objects ({', '.join(scene.object_names)}) between its zones"
     names = f"objects: {', '.join(scene.object_names)}; zones: {', '.join(scene.zone_names)}"
-    words = [t for t in tokens if t.isalpha()]
+    words = [t for t in tokens if is_word(t) and not t.isdigit()]
     # "Don't hesitate to", "I wouldn't mind if": a negated reluctance encourages; it negates no task.
     negation = next(
         (w for i, w in enumerate(words) if w in NEGATIONS and words[i + 1 : i + 2] not in _RELUCTANCE), None
@@ -134,7 +135,7 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
         before = words[i - 1] if i > 0 else ""
         if (
             word in COLOURS
-            and word not in zones
+            and word not in zones | objects  # "the orange" may be the scene's object
             and (after in ZONE_WORDS or after in ("", "and", "then") or before in ("to", "into", "onto"))
         ):
             return "unknown_name", f"{quoted}: scene {scene.name!r} has no {word!r} zone; {names}"

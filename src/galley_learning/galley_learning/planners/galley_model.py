@@ -41,6 +41,8 @@ from galley_learning.planners.images import resize, zone_glimpses
 __all__ = [
     "DEFAULT_WEIGHTS",
     "END",
+    "V2_WEIGHTS",
+    "V3_WEIGHTS",
     "GalleyModelConfig",
     "PlannerNet",
     "Vocabulary",
@@ -49,7 +51,13 @@ __all__ = [
     "tokenize",
 ]
 
-DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "galley_planner_v2.pt"
+#: The v2 weights (the shipped kitchen's names built in).
+V2_WEIGHTS = Path(__file__).resolve().parent / "weights" / "galley_planner_v2.pt"
+#: The v3 weights (names from the scene, :mod:`.galley_slots`): not the default yet, because in the
+#: shipped kitchen they plan a little worse than v2 (docs/planner-names.md).
+V3_WEIGHTS = Path(__file__).resolve().parent / "weights" / "galley_planner_v3.pt"
+#: The weights the ``galley`` backend loads unless told otherwise.
+DEFAULT_WEIGHTS = V2_WEIGHTS
 END = "<end>"
 PAD, UNK = "<pad>", "<unk>"
 _WORD = re.compile(r"[a-z]+|[0-9]+")
@@ -281,11 +289,12 @@ def save_model(path: str | Path, net: PlannerNet, vocab: Vocabulary, training: d
     p.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
 
 
-def load_model(path: str | Path = DEFAULT_WEIGHTS) -> tuple[PlannerNet, Vocabulary, dict[str, Any]]:
-    """The network (eval mode), its vocabulary and its training record.
+def load_model(path: str | Path = V2_WEIGHTS) -> tuple[PlannerNet, Vocabulary, dict[str, Any]]:
+    """The v2 network (eval mode), its vocabulary and its training record.
 
     Raises:
         FileNotFoundError: the weights or their JSON are missing, naming the fix.
+        ValueError: the file holds v3 weights (load those with ``galley_slots.load_slot_model``).
     """
     p = Path(path)
     meta_path = p.with_suffix(".json")
@@ -294,6 +303,8 @@ def load_model(path: str | Path = DEFAULT_WEIGHTS) -> tuple[PlannerNet, Vocabula
             f"no galley planner weights at {p} (and {meta_path.name}); train them with: galley train-planner"
         )
     meta = json.loads(meta_path.read_text())
+    if "format" in meta:
+        raise ValueError(f"{p} holds galley planner weights of format {meta['format']!r}, not v2")
     names = {f.name for f in fields(GalleyModelConfig)}
     config = GalleyModelConfig(**{k: v for k, v in meta["model"].items() if k in names})
     v = meta["vocabulary"]

@@ -15,7 +15,10 @@ remains from where the objects are now.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import itertools
+import json
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +47,39 @@ from galley_learning.planners.galley_model import (
     load_model,
     to_tensors,
 )
+from galley_learning.planners.galley_slots import (
+    FORMAT,
+    SLOTS,
+    NameSlots,
+    SlotPlannerNet,
+    SlotVocabulary,
+    load_slot_model,
+)
 
 __all__ = ["GalleyPlanner"]
 
 
-def _shared_model(path: str | Path) -> tuple[PlannerNet, Vocabulary, dict[str, Any]]:
-    """:func:`load_model`, loaded once per process and file version: planners only run it.
+Model = tuple[PlannerNet | SlotPlannerNet, Vocabulary | SlotVocabulary, dict[str, Any]]
+
+
+def _load(path: Path) -> Model:
+    """v3 weights (:func:`load_slot_model`) or v2 (:func:`load_model`), as their JSON says."""
+    try:
+        meta = json.loads(path.with_suffix(".json").read_text())
+    except (OSError, ValueError):
+        return load_model(path)  # missing or unreadable: load_model's error names the fix
+    if meta.get("format") == FORMAT:
+        return load_slot_model(path)
+    if "format" in meta:
+        raise ValueError(
+            f"{path}: galley planner weights of format {meta['format']!r}, which this galley cannot read; "
+            "use the shipped weights or retrain with: galley train-planner"
+        )
+    return load_model(path)
+
+
+def _shared_model(path: str | Path) -> Model:
+    """The weights at ``path``, loaded once per process and file version: planners only run them.
 
     An evaluation builds a task planner node per episode; loading the weights each time cost
     more than some episodes' control loops.
@@ -59,13 +89,13 @@ def _shared_model(path: str | Path) -> tuple[PlannerNet, Vocabulary, dict[str, A
         files = (p, p.with_suffix(".json"))
         key = tuple((str(f.resolve()), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
     except OSError:
-        return load_model(p)  # missing: load_model's error names the fix
+        return _load(p)  # missing: load_model's error names the fix
     return _cached_model(key, p)
 
 
 @functools.lru_cache(maxsize=4)
-def _cached_model(key: tuple[Any, ...], path: Path) -> tuple[PlannerNet, Vocabulary, dict[str, Any]]:
-    return load_model(path)
+def _cached_model(key: tuple[Any, ...], path: Path) -> Model:
+    return _load(path)
 
 
 def _trim(steps: Sequence[str], reading: str, scene: Scene) -> tuple[str, ...]:
@@ -77,7 +107,7 @@ def _trim(steps: Sequence[str], reading: str, scene: Scene) -> tuple[str, ...]:
     from them as the oracle drives (:func:`galley_core.tasks.suite.gold_plan`). A plan with no
     named object is kept as it is (the reading missed a name).
     """
-    named = set(reading.split()) & set(scene.object_names)
+    named = {o for o in scene.object_names if re.search(rf"\b{re.escape(o)}\b", reading)}
     at, picked_at = "", {}
     relocations: list[tuple[str, str]] = []
     start: dict[str, str] = {}
@@ -127,6 +157,10 @@ def _refuse_if_idle(plan: Plan) -> None:
 class GalleyPlanner(Planner):
     """The ``galley`` backend: galley's planner network on the CPU, decoding under the scene's grammar.
 
+    v3 weights (``V3_WEIGHTS``) read the scene's names as an input (:mod:`.galley_slots`) and plan
+    in any kitchen of at most 8 objects and 8 zones; v2 weights (the default) plan only in the
+    scene they were trained on.
+
     Args:
         weights: the ``.pt`` file (its ``.json`` beside it); default: the weights shipped with galley.
         constrained: mask steps the scene does not allow (the default); False lets every step of the
@@ -141,50 +175,54 @@ class GalleyPlanner(Planner):
         self.net, self.vocab, self.training = _shared_model(weights)
         self.constrained = constrained
 
-    def _allowed(self, scene: Scene) -> torch.Tensor:
-        if list(self.vocab.zones) != scene.zone_names or list(self.vocab.objects) != scene.object_names:
+    def _allowed(self, scene: Scene, slots: NameSlots | None = None) -> torch.Tensor:
+        if slots is not None:  # v3: the steps over the slots that hold the scene's names
+            valid = set(valid_steps(scene))
+            steps = [slots.from_slots(s) for s in self.vocab.steps]
+            return torch.tensor(
+                [s == END or (bool(s) and (not self.constrained or s in valid)) for s in steps]
+            )
+        vocab = self.vocab
+        assert isinstance(vocab, Vocabulary)
+        if list(vocab.zones) != scene.zone_names or list(vocab.objects) != scene.object_names:
             raise PlanningError(
                 "model",
-                f"galley's planner was trained on scene {self.vocab.scene!r} (zones "
-                f"{', '.join(self.vocab.zones)}; objects {', '.join(self.vocab.objects)}); scene "
-                f"{scene.name!r} differs: retrain it with "
-                f"galley train-planner --scene {scene.name}, or choose another backend",
+                f"these galley planner weights (v2) were trained on scene {vocab.scene!r} (zones "
+                f"{', '.join(vocab.zones)}; objects {', '.join(vocab.objects)}); scene "
+                f"{scene.name!r} differs: use the v3 weights (weights/galley_planner_v3.pt), which read "
+                "the scene's names, "
+                f"or retrain with galley train-planner --scene {scene.name}",
             )
-        allowed = torch.ones(len(self.vocab.steps), dtype=torch.bool)
+        allowed = torch.ones(len(vocab.steps), dtype=torch.bool)
         if self.constrained:
             valid = set(valid_steps(scene))
-            allowed = torch.tensor([s in valid or s == END for s in self.vocab.steps])
+            allowed = torch.tensor([s in valid or s == END for s in vocab.steps])
         return allowed
 
-    def _resolve(self, text: str, scene: Scene, presence: torch.Tensor) -> dict[str, str]:
+    @staticmethod
+    def _resolve(text: str, scene: Scene, presence: torch.Tensor) -> dict[str, str]:
         """Zone -> the object the image shows in it, for the zones that ``text`` refers to by location.
 
-        Each object lies where the presence head finds it most likely (the same soft choice that
-        grounds object names in the network); a zone referred to that holds none is refused.
+        ``presence`` (zones, objects) in scene order; objects lie where :func:`assign` puts them.
+        A zone referred to that holds none is refused.
         """
         referred = [zone for _, _, zone in location_references(read(text, scene).tokens, scene)]
         if not referred:
             return {}
-        zones, objects = list(self.vocab.zones), list(self.vocab.objects)
-        best: dict[str, tuple[float, str]] = {}
-        for o, obj in enumerate(objects):
-            z = int(presence[:, o].argmax())
-            score = float(presence[z, o])
-            if zones[z] not in best or score > best[zones[z]][0]:
-                best[zones[z]] = (score, obj)
+        where = {zone: obj for obj, zone in assign(scene, presence).items()}
         for zone in referred:
-            if zone not in best:
+            if zone not in where:
                 raise PlanningError(
                     "unknown_name",
                     f"{text!r} refers to the object in the {zone} zone, but the image shows none there; "
                     "name the object instead",
                 )
-        return {zone: obj for zone, (_, obj) in best.items()}
+        return where
 
-    def _positions(self, presence: torch.Tensor) -> dict[str, str]:
-        """Object -> the zone the presence head finds it most likely in (for swaps and "next to")."""
-        zones = list(self.vocab.zones)
-        return {obj: zones[int(presence[:, o].argmax())] for o, obj in enumerate(self.vocab.objects)}
+    @staticmethod
+    def _positions(scene: Scene, presence: torch.Tensor) -> dict[str, str]:
+        """Object -> the zone it lies in (:func:`assign`)."""
+        return assign(scene, presence)
 
     def plan(
         self, instruction: str, top_down_image: Any, scene: Scene, context: PlanContext | None = None
@@ -205,6 +243,57 @@ class GalleyPlanner(Planner):
             raise PlanningError("out_of_scope", f"{text!r}: {err}") from None
         return Plan(text, steps, self.name, 1, "")
 
+    def _slots(self, scene: Scene) -> NameSlots | None:
+        """The scene's names in slots (v3 weights), or None (v2)."""
+        if not isinstance(self.net, SlotPlannerNet):
+            return None
+        try:
+            return NameSlots.of(scene)
+        except ValueError as err:
+            raise PlanningError("model", str(err)) from None
+
+    def _decode(
+        self, scene: Scene, images: Sequence[Any], readings: Callable[[torch.Tensor], list[str]]
+    ) -> list[list[str]]:
+        """Steps for each image, the text read once the presence scores (B, zones, objects) are known."""
+        c = self.net.config
+        slots = self._slots(scene)
+        allowed = self._allowed(scene, slots)
+        inputs = [image_inputs(scene, np.asarray(image, dtype=np.uint8)[..., :3], c) for image in images]
+        glimpses, view = to_tensors(np.stack([g for g, _ in inputs]), np.stack([v for _, v in inputs]))
+        if slots is None:
+            net = self.net
+            assert isinstance(net, PlannerNet) and isinstance(self.vocab, Vocabulary)
+            with torch.no_grad():
+                seen = net.presence(net.zone_tokens(glimpses))
+            ids = [self.vocab.encode(t, c.max_words) or [1] for t in readings(seen)]
+            with torch.no_grad():
+                memory, pad, _ = net.encode(_padded(ids), glimpses, view)
+        else:
+            net, b, z = self.net, len(images), len(scene.zones)
+            assert isinstance(self.vocab, SlotVocabulary)
+            padded = torch.zeros(b, SLOTS, *glimpses.shape[2:])
+            padded[:, :z] = glimpses
+            zone_mask = torch.zeros(b, SLOTS, dtype=torch.bool)
+            zone_mask[:, :z] = True
+            features, _ = slots.features(scene)
+            objects = torch.from_numpy(features)[None].expand(b, -1, -1)
+            with torch.no_grad():
+                looked, view_tokens = net.see(padded, view, zone_mask)
+                seen = net.presence(looked, objects, zone_mask)[:, :z, : len(scene.objects)]
+            # Each object is grounded where the joint assignment puts it (one object per zone).
+            place = torch.zeros(b, SLOTS, SLOTS)
+            for row, scores in enumerate(seen):
+                for o, zone in enumerate(assign(scene, scores).values()):
+                    place[row, o, scene.zone_names.index(zone)] = 1.0
+            vocab = self.vocab
+            ids = [vocab.encode(slots.tokens(t), c.max_words) or [1] for t in readings(seen)]
+            with torch.no_grad():
+                memory, pad, _ = net.encode(_padded(ids), looked, view_tokens, objects, zone_mask, place)
+        decoded = greedy_decode(self.net, memory, pad, allowed)  # type: ignore[arg-type]
+        steps = [[self.vocab.steps[i] for i in plan] for plan in decoded]
+        return steps if slots is None else [[slots.from_slots(s) for s in plan] for plan in steps]
+
     def plan_batch(self, instructions: Sequence[str], images: Sequence[Any], scene: Scene) -> list[Plan]:
         """Plans for several (instruction, image) pairs at once (faster for evaluation).
 
@@ -219,35 +308,56 @@ class GalleyPlanner(Planner):
                 "galley's planner needs the top-down image (it shows where the objects are): wait for "
                 "/camera/top_down/image_raw, or give galley plan --seed N or --image PNG",
             )
-        allowed = self._allowed(scene)
-        c = self.net.config
-        inputs = [image_inputs(scene, np.asarray(image, dtype=np.uint8)[..., :3], c) for image in images]
-        glimpses, view = to_tensors(np.stack([g for g, _ in inputs]), np.stack([v for _, v in inputs]))
-        with torch.no_grad():
-            seen = self.net.presence(self.net.zone_tokens(glimpses))
-        where = [self._resolve(t, scene, s) for t, s in zip(texts, seen, strict=True)]
-        at = [self._positions(s) for s in seen]
-        readings = [canonical(t, scene, w, a) for t, w, a in zip(texts, where, at, strict=True)]
-        # Swaps and "next to": the relocations are read from the words and where the presence head
-        # sees each object; the steps are the oracle's for them (chains of three relocations too,
-        # which the network, trained on at most two, cannot write).
-        related = [
-            related_relocations(canonical_tokens(t, scene, w), scene, a)
-            for t, w, a in zip(texts, where, at, strict=True)
-        ]
-        ids = [self.vocab.encode(t, c.max_words) or [1] for t in readings]
-        words = torch.zeros(len(ids), max(len(i) for i in ids), dtype=torch.long)
-        for row, seq in enumerate(ids):
-            words[row, : len(seq)] = torch.tensor(seq)
-        with torch.no_grad():
-            memory, pad, _ = self.net.encode(words, glimpses, view)
-            decoded = greedy_decode(self.net, memory, pad, allowed)
+        read_as: dict[str, Any] = {}
+
+        def readings(seen: torch.Tensor) -> list[str]:
+            where = [self._resolve(t, scene, s) for t, s in zip(texts, seen, strict=True)]
+            at = [self._positions(scene, s) for s in seen]
+            # Swaps and "next to": the relocations are read from the words and where the presence
+            # scores see each object; the steps are the oracle's for them (chains of three
+            # relocations too, which the network, trained on at most two, cannot write).
+            read_as["related"] = [
+                related_relocations(canonical_tokens(t, scene, w), scene, a)
+                for t, w, a in zip(texts, where, at, strict=True)
+            ]
+            read_as["at"] = at
+            read_as["text"] = [canonical(t, scene, w, a) for t, w, a in zip(texts, where, at, strict=True)]
+            return read_as["text"]
+
+        decoded = self._decode(scene, images, readings)
         plans = [
-            Plan(text, _trim([self.vocab.steps[i] for i in plan], reading, scene), self.name, 1, "")
+            Plan(text, _trim(plan, reading, scene), self.name, 1, "")
             if not pairs
             else Plan(text, tuple(format_step(s) for s in gold_plan(pairs, a)), self.name, 1, "")
-            for text, reading, plan, pairs, a in zip(texts, readings, decoded, related, at, strict=True)
+            for text, reading, plan, pairs, a in zip(
+                texts, read_as["text"], decoded, read_as["related"], read_as["at"], strict=True
+            )
         ]
         for plan in plans:
             _refuse_if_idle(plan)
         return plans
+
+
+def _padded(ids: Sequence[Sequence[int]]) -> torch.Tensor:
+    """(B, W) word ids, 0-padded."""
+    words = torch.zeros(len(ids), max(len(i) for i in ids), dtype=torch.long)
+    for row, seq in enumerate(ids):
+        words[row, : len(seq)] = torch.tensor(seq)
+    return words
+
+
+def assign(scene: Scene, presence: torch.Tensor) -> dict[str, str]:
+    """Object -> zone: the assignment of the scene's objects to distinct zones with the highest total score.
+
+    An episode starts every object in a zone of its own (there are never more objects than zones),
+    so the objects are placed jointly: where two objects look alike, the one that fits a zone
+    better takes it. ``presence`` (zones, objects) logits in scene order. At most 8 x 8: every
+    assignment is scored (40,320 at most).
+    """
+    scores = presence.numpy()
+    zones, objects = scores.shape
+    if objects > zones:  # cannot happen in an episode; fall back to each object's best zone
+        return {o: scene.zone_names[int(scores[:, i].argmax())] for i, o in enumerate(scene.object_names)}
+    options = np.array(list(itertools.permutations(range(zones), objects)), dtype=np.int64)
+    best = options[int(np.argmax(scores[options, np.arange(objects)].sum(axis=1)))]
+    return {o: scene.zone_names[int(best[i])] for i, o in enumerate(scene.object_names)}

@@ -36,8 +36,8 @@ from galley_core.tasks.grammar import format_step
 from galley_core.tasks.metrics import exact_match
 from galley_core.tasks.suite import SuiteEntry, generate_suite, gold_plan
 from galley_learning.planners.galley_model import (
-    DEFAULT_WEIGHTS,
     END,
+    V2_WEIGHTS,
     GalleyModelConfig,
     PlannerNet,
     Vocabulary,
@@ -198,7 +198,7 @@ def train_planner(  # noqa: PLR0915 -- one training loop, read top to bottom
     *,
     config: PlannerTrainConfig | None = None,
     model: GalleyModelConfig | None = None,
-    out: str | Path = DEFAULT_WEIGHTS,
+    out: str | Path = V2_WEIGHTS,
     progress: Progress = print,
 ) -> dict[str, Any]:
     """Generate data, train, save the weights to ``out``; returns the training record (also saved)."""
