@@ -41,10 +41,9 @@ def renamed():
 
 @pytest.fixture(scope="module")
 def planner():
-    from galley_learning.planners.galley_model import V3_WEIGHTS
     from galley_learning.planners.galley_planner import GalleyPlanner
 
-    return GalleyPlanner(weights=V3_WEIGHTS)
+    return GalleyPlanner()  # the shipped weights: v3 here, since v2 knows only the kitchen's names
 
 
 def _gold(scene, seed, relocations):
@@ -89,3 +88,18 @@ def test_requests_the_renamed_kitchen_cannot_ground_are_refused(renamed, planner
         with pytest.raises(PlanningError) as err:
             planner.plan(text, image, renamed)
         assert err.value.kind in (kind, "unknown_name"), text
+
+
+def test_the_shipped_weights_are_chosen_per_scene(renamed, planner, kitchen):
+    from galley_learning.planners.galley_slots import SlotPlannerNet
+    from galley_learning.planners.images import TopDownRenderer
+
+    def request(scene):
+        obj = sample_episode(scene, 3).objects[0]
+        zone = next(z for z in scene.zone_names if z != obj.zone)
+        return f"Move the {obj.name} to the {zone} zone.", TopDownRenderer(scene).render(3), scene
+
+    planner.plan(*request(kitchen))
+    assert not isinstance(planner.net, SlotPlannerNet)  # v2, trained in the shipped kitchen
+    planner.plan(*request(renamed))
+    assert isinstance(planner.net, SlotPlannerNet)

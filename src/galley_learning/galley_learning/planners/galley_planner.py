@@ -40,6 +40,7 @@ from galley_core.tasks.suite import gold_plan
 from galley_learning.planners.galley_model import (
     DEFAULT_WEIGHTS,
     END,
+    V3_WEIGHTS,
     PlannerNet,
     Vocabulary,
     greedy_decode,
@@ -158,11 +159,12 @@ class GalleyPlanner(Planner):
     """The ``galley`` backend: galley's planner network on the CPU, decoding under the scene's grammar.
 
     v3 weights (``V3_WEIGHTS``) read the scene's names as an input (:mod:`.galley_slots`) and plan
-    in any kitchen of at most 8 objects and 8 zones; v2 weights (the default) plan only in the
-    scene they were trained on.
+    in any kitchen of at most 8 objects and 8 zones; v2 weights plan only in the scene they were
+    trained on, the shipped kitchen, where they are the more accurate of the two.
 
     Args:
-        weights: the ``.pt`` file (its ``.json`` beside it); default: the weights shipped with galley.
+        weights: the ``.pt`` file (its ``.json`` beside it); default: the shipped weights, chosen per
+            scene: v2 in the scene v2 was trained on, v3 everywhere else.
         constrained: mask steps the scene does not allow (the default); False lets every step of the
             model's vocabulary through (for the Table II ablation).
     """
@@ -174,6 +176,17 @@ class GalleyPlanner(Planner):
         torch.set_num_threads(max(1, min(4, torch.get_num_threads())))
         self.net, self.vocab, self.training = _shared_model(weights)
         self.constrained = constrained
+        self._shipped = Path(weights) == DEFAULT_WEIGHTS
+
+    def _weights_for(self, scene: Scene) -> None:
+        """With the shipped weights: v2 in the scene it was trained on, v3 (names as input) elsewhere."""
+        if not self._shipped:
+            return
+        v2 = _shared_model(DEFAULT_WEIGHTS)
+        vocab = v2[1]
+        assert isinstance(vocab, Vocabulary)
+        fits = list(vocab.zones) == scene.zone_names and list(vocab.objects) == scene.object_names
+        self.net, self.vocab, self.training = v2 if fits else _shared_model(V3_WEIGHTS)
 
     def _allowed(self, scene: Scene, slots: NameSlots | None = None) -> torch.Tensor:
         if slots is not None:  # v3: the steps over the slots that hold the scene's names
@@ -256,6 +269,7 @@ class GalleyPlanner(Planner):
         self, scene: Scene, images: Sequence[Any], readings: Callable[[torch.Tensor], list[str]]
     ) -> list[list[str]]:
         """Steps for each image, the text read once the presence scores (B, zones, objects) are known."""
+        self._weights_for(scene)
         c = self.net.config
         slots = self._slots(scene)
         allowed = self._allowed(scene, slots)
