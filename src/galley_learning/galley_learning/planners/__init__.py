@@ -65,12 +65,9 @@ def make_planner(
         return PlannerProcess(factory, backend=backend, timeout_s=timeout_s, start_timeout_s=timeout_s)
     # Each backend is imported only when asked for: each needs its own optional dependency.
     if backend == "galley":
-        from galley_learning.planners.galley_model import DEFAULT_WEIGHTS  # noqa: PLC0415 (optional: torch)
         from galley_learning.planners.galley_planner import GalleyPlanner  # noqa: PLC0415 (optional: torch)
 
-        return GalleyPlanner(
-            weights=options.get("weights") or DEFAULT_WEIGHTS, constrained=prompt.constrained
-        )
+        return GalleyPlanner(weights=options.get("weights") or None, constrained=prompt.constrained)
     if backend == "openai":
         from galley_learning.planners.openai_backend import OpenAIConfig, OpenAIPlanner  # noqa: PLC0415 (deferred: httpx)
 

@@ -163,8 +163,8 @@ class GalleyPlanner(Planner):
     trained on, the shipped kitchen, where they are the more accurate of the two.
 
     Args:
-        weights: the ``.pt`` file (its ``.json`` beside it); default: the shipped weights, chosen per
-            scene: v2 in the scene v2 was trained on, v3 everywhere else.
+        weights: the ``.pt`` file (its ``.json`` beside it), pinned; None: the shipped weights, chosen
+            per scene: v2 in the scene v2 was trained on, v3 everywhere else.
         constrained: mask steps the scene does not allow (the default); False lets every step of the
             model's vocabulary through (for the Table II ablation).
     """
@@ -172,11 +172,11 @@ class GalleyPlanner(Planner):
     name = "galley"
     accepts_image = True
 
-    def __init__(self, *, weights: str | Path = DEFAULT_WEIGHTS, constrained: bool = True) -> None:
+    def __init__(self, *, weights: str | Path | None = None, constrained: bool = True) -> None:
         torch.set_num_threads(max(1, min(4, torch.get_num_threads())))
-        self.net, self.vocab, self.training = _shared_model(weights)
+        self.net, self.vocab, self.training = _shared_model(weights or DEFAULT_WEIGHTS)
         self.constrained = constrained
-        self._shipped = Path(weights) == DEFAULT_WEIGHTS
+        self._shipped = weights is None
 
     def _weights_for(self, scene: Scene) -> None:
         """With the shipped weights: v2 in the scene it was trained on, v3 (names as input) elsewhere."""
