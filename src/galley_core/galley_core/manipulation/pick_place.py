@@ -25,6 +25,7 @@ input (unknown object, no pose, NaN), as text naming the input.
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,8 +112,8 @@ class PickPlace:
         self._blend_s = 0.0
         self._anchors: dict[str, tuple[F64, float]] = {}
         self._gripper = 1.0
-        self._last_tcp: F64 | None = None
-        self._tcp_speed = 0.0
+        self._speed_from: tuple[float, F64] | None = None  # (time s, tcp m) where the speed's window began
+        self._tcp_speed = math.inf  # measured over speed_window_s; unknown until one has passed
         self.reach = ArmReach.of(self.arm)  # the shoulder, the waist axis, the arm's length
 
     # -- status ----------------------------------------------------------------------------------
@@ -224,8 +225,8 @@ class PickPlace:
         self.state, self.reason = PickPlaceState.ACTIVE, ""
         self._phases, self._index = [], 0
         self._goal_pose = None
-        self._last_tcp = None
-        self._tcp_speed = 0.0
+        self._speed_from = None
+        self._tcp_speed = math.inf
         self._last_s = now_s
         if q.shape != (self.arm.dof,) or not np.all(np.isfinite(q)):
             self.fail(f"the measured arm joint positions {q.tolist()} are not {self.arm.dof} finite numbers")
@@ -315,9 +316,7 @@ class PickPlace:
         command = ArmCommand(self._rmp_state.q.copy(), self._rmp_state.qd.copy(), self._gripper)
 
         tcp_p, tcp_r = self.arm.tcp_pose(q)
-        if self._last_tcp is not None and dt > 0:
-            self._tcp_speed = float(np.linalg.norm(tcp_p - self._last_tcp)) / dt
-        self._last_tcp = tcp_p
+        self._measure_speed(now_s, tcp_p)
         if phase.check_slip and self._slipped(tcp_p, object_pose):
             return command
         if phase.hold_s > 0:
@@ -341,7 +340,8 @@ class PickPlace:
             tol_r = c.coarse_orientation_tolerance_rad
         elif stalled and phase.stall_ends:
             tol_p = c.retreat_tolerance_m
-        if error_p <= tol_p and error_r <= tol_r:
+        at_rest = not phase.settle or self._tcp_speed < c.stall_speed_mps
+        if error_p <= tol_p and error_r <= tol_r and at_rest:
             self._next(now_s, object_pose)
         elif t > self._blend_s + c.settle_limit_s:
             self.fail(
@@ -350,6 +350,23 @@ class PickPlace:
                 "the blend (joint limits or obstacles in the way); park the base closer or move the object"
             )
         return command
+
+    def _measure_speed(self, now_s: float, tcp: F64) -> None:
+        """The tcp's speed (m/s) over the last ``speed_window_s``.
+
+        Measured over a window, not from one step to the next: the controller steps faster than the
+        joint states come (100 Hz and 50 Hz), and a step that sees no new measurement read as a
+        stop, so that a descent still moving at 4 cm/s counted as stalled.
+        """
+        if self._speed_from is None:
+            self._speed_from = (now_s, tcp)
+            return
+        start_s, start = self._speed_from
+        elapsed = now_s - start_s
+        if elapsed >= self.config.speed_window_s:
+            if elapsed <= 3.0 * self.config.speed_window_s:  # not across a pause
+                self._tcp_speed = float(np.linalg.norm(tcp - start)) / elapsed
+            self._speed_from = (now_s, tcp)
 
     def _slipped(self, tcp: F64, object_pose: Transform) -> bool:
         position, yaw = upright(object_pose)
