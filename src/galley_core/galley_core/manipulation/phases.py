@@ -17,7 +17,7 @@ PICK       ``retreat``      ``retreat_distance_m`` further towards the arm's bas
                             object's bottom is at least ``carry_height_m`` above the root frame
                             (or stalled within ``retreat_tolerance_m``: the object is up already)
 PLACE      ``transport``    ``approach_height_m`` above where the tcp must be for the object to
-                            stand at the target
+                            stand at the target, moving across at the higher of the two heights
 PLACE      ``descend``      ``release_height_m`` above that (the object's bottom just clear)
 PLACE      ``release``      hold; open the gripper for ``release_open_s``
 PLACE      ``retreat``      the empty gripper leaves as a pick's retreat does: up first (at least
@@ -260,9 +260,9 @@ class Phase:
     descent: bool = False  # touches down: position tolerance descend_tolerance_m
     stall_ends: bool = False  # a stall within retreat_tolerance_m also ends it
     settle: bool = False  # ends only with the tcp at rest (slower than stall_speed_mps)
-    rise_first: bool = (
-        False  # blend the height first, then the horizontal move (open fingers clear the object)
-    )
+    # cross at the higher of the two heights: up, then across (or across, then down), each in half
+    # the blend (open fingers clear the object; a held object clears what stands on the way)
+    rise_first: bool = False
     hold_s: float = 0.0  # gripper phases: hold the pose this long
     tools: bool = True
     check_slip: bool = False
@@ -314,6 +314,8 @@ def place_phases(config: PickPlaceConfig, held_offset: F64, held_yaw: float, ret
     up = np.array([0.0, 0.0, 1.0])
     release = held_offset + c.release_height_m * up
     return [
+        # Carried on a slant from the carry pose, a plate 7 cm above the counter swept a 9.5 cm mug
+        # along under its target and landed on it: the held object crosses at the higher height.
         Phase(
             "transport",
             release + c.approach_height_m * up,
@@ -321,6 +323,7 @@ def place_phases(config: PickPlaceConfig, held_offset: F64, held_yaw: float, ret
             "target",
             0.0,
             check_slip=True,
+            rise_first=True,
         ),
         # A held object that hangs tilted (a plate by its rim) touches down before the tcp
         # reaches the release height: a stalled descent counts, as for a pick.

@@ -298,12 +298,11 @@ class PickPlace:
         goal_p, goal_q = self._goal_pose if self._goal_pose is not None else self._from
         tau = t / self._blend_s
         alpha = raised_cosine(tau)
-        # rise first: the height in the blend's first half, the horizontal move in its second
-        along = (
-            np.array([raised_cosine(2 * tau - 1)] * 2 + [raised_cosine(2 * tau)])
-            if phase.rise_first
-            else alpha
-        )
+        along = alpha
+        if phase.rise_first:  # across at the higher height: up, then across; or across, then down
+            first, second = raised_cosine(2 * tau), raised_cosine(2 * tau - 1)
+            up = goal_p[2] >= self._from[0][2]
+            along = np.array([second, second, first] if up else [first, first, second])
         ref_p = self._from[0] + along * (goal_p - self._from[0])
         ref_q = quaternion_slerp(self._from[1], goal_q, alpha)
         dt = min(max(now_s - self._last_s, 0.0), c.max_step_s)
