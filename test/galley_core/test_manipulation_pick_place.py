@@ -356,3 +356,31 @@ def test_a_held_object_is_carried_across_at_the_higher_of_the_two_heights():
     assert top - start[2] > 0.05  # the target's approach is well above the carry pose
     crossing = [tcp for tcp in transport if np.linalg.norm((tcp - start)[:2]) > 0.03]
     assert crossing and min(tcp[2] for tcp in crossing) >= top - 0.03
+
+
+@pytest.mark.parametrize(("turn_deg", "slide_m", "slipped"), [(25.0, 0.0, False), (0.0, 0.04, True)])
+def test_a_plate_turning_about_the_fingers_has_not_slipped_one_sliding_out_has(turn_deg, slide_m, slipped):
+    """Slip is the held point leaving the tcp, the object's tilt included.
+
+    A plate held by its rim that touches down turns flat about the fingers: its centre moves by
+    the rim's radius times the turn (25 degrees: 37 mm), but what the fingers hold stays there.
+    Measured upright, the turn read as a slip and failed the place.
+    """
+    plate = Transform(np.array([0.62, 0.05, 0.75]), quaternion_from_yaw(0.3))
+    machine, q, plate, _ = _pick_bowl(plate, GraspSpec((0.087, 0.0, 0.016), 0.0, symmetric=True))
+    assert machine.state == PickPlaceState.SUCCEEDED, machine.reason
+    arm = machine.arm
+    tcp_p, tcp_r = arm.tcp_pose(q)
+    in_gripper = Transform(tcp_p, _quat_from_matrix(tcp_r)).inverse() * plate
+    half = math.radians(turn_deg) / 2.0  # about the rim's tangent at the fingers (the tcp's z)
+    turn = Transform(np.array([0.0, slide_m, 0.0]), np.array([0.0, 0.0, math.sin(half), math.cos(half)]))
+    machine.start_place("bowl", Transform(np.array([0.55, -0.2, 0.75])), q, 40.0)  # _pick_bowl names it
+    for k in range(1, 100):
+        tcp_p, tcp_r = arm.tcp_pose(q)
+        plate = Transform(tcp_p, _quat_from_matrix(tcp_r)) * turn * in_gripper
+        command = machine.step(40.0 + k * 0.01, q, [0.003, 0.003], plate)
+        if command is None:
+            break
+        q = command.positions
+    assert ("slipped" in machine.reason) == slipped, machine.reason
+    assert machine.state == (PickPlaceState.FAILED if slipped else PickPlaceState.ACTIVE), machine.reason

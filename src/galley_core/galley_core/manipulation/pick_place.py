@@ -101,6 +101,7 @@ class PickPlace:
         self.held = ""  # object held after a successful pick
         self._held_offset: F64 = np.zeros(3)  # tcp in the object's upright frame, while held
         self._held_yaw = 0.0  # closing yaw relative to the object's yaw, while held
+        self._held_point: F64 = np.zeros(3)  # the tcp in the object's own (tilted) frame, while held
         self._grasp_offset: F64 = np.zeros(3)  # the pick's grasp point in the object frame
         self._phases: list[Phase] = []
         self._index = 0
@@ -182,12 +183,14 @@ class PickPlace:
         position, yaw = upright(object_pose)
         if not in_gripper(grasp, tcp, position, yaw, self.config.grasp_check_distance_m):
             return False
-        self._hold(name, tcp, tcp_r, position, yaw)
+        self._hold(name, tcp, tcp_r, object_pose)
         return True
 
-    def _hold(self, name: str, tcp: F64, tcp_r: F64, position: F64, yaw: float) -> None:
-        """Hold ``name``: the tcp in the object's upright frame, the closing yaw relative to it."""
+    def _hold(self, name: str, tcp: F64, tcp_r: F64, object_pose: Transform) -> None:
+        """Hold ``name``: the tcp in the object's upright frame and in its own, the closing yaw."""
+        position, yaw = upright(object_pose)
         self._held_offset, self._held_yaw = held_offset(tcp, tcp_r, position, yaw)
+        self._held_point = object_pose.inverse().apply(tcp)
         self.held = name
 
     def start_place(
@@ -298,7 +301,7 @@ class PickPlace:
         goal_p, goal_q = self._goal_pose if self._goal_pose is not None else self._from
         tau = t / self._blend_s
         alpha = raised_cosine(tau)
-        along = alpha
+        along: float | F64 = alpha
         if phase.rise_first:  # across at the higher height: up, then across; or across, then down
             first, second = raised_cosine(2 * tau), raised_cosine(2 * tau - 1)
             up = goal_p[2] >= self._from[0][2]
@@ -368,9 +371,13 @@ class PickPlace:
             self._speed_from = (now_s, tcp)
 
     def _slipped(self, tcp: F64, object_pose: Transform) -> bool:
-        position, yaw = upright(object_pose)
-        held_tcp = position + rotz(yaw) @ self._held_offset
-        distance = float(np.linalg.norm(held_tcp - tcp))
+        """Whether the point of the object held at the tcp has left it by ``slip_distance_m``.
+
+        The point is taken in the object's own frame, tilt included: a plate held by its rim that
+        touches down and turns flat about the fingers has not slipped, though its centre moves by
+        the rim's radius times the turn (31 degrees read as 15 mm, upright).
+        """
+        distance = float(np.linalg.norm(object_pose.apply(self._held_point) - tcp))
         if distance > self.config.slip_distance_m:
             self.held = ""
             self.fail(
@@ -400,7 +407,7 @@ class PickPlace:
                     f"({distance * 1000:.0f} mm from the tcp after closing)"
                 )
                 return
-            self._hold(self.object_name, tcp, tcp_r, position, yaw)
+            self._hold(self.object_name, tcp, tcp_r, object_pose)
             self._anchors["grasp"] = (position, yaw)
         elif phase.name == "release":
             self.held = ""
