@@ -1,15 +1,19 @@
 """The oracle in generated kitchens it was never tuned on, beside the shipped kitchen, same run.
 
     python bench/scene_oracle.py [--quick] [--split unseen] [--episodes N] [--kitchen-episodes M]
-                                 [--workers K] [--scenes DIR] [--seeds S1,S2] [--offset K]
+                                 [--workers K] [--scenes DIR] [--seeds S1,S2] [--offset K] [--object NAME]
+
+Without options it measures issue 33's figure: 10 episodes in each of the 20 unseen kitchens (200),
+and 5 in the shipped kitchen as the baseline.
 
 Writes (or reuses) every kitchen of the split under ``--scenes`` (default runs/scenes/<split>)
 with ``galley scene generate``'s code, then executes the gold plans of the first N instructions of
-each kitchen's suite (its ``test`` split; after the first K with ``--offset``) with the oracle
+each kitchen's suite (its ``test`` split; after the first K with ``--offset``; with ``--object``
+only those whose plan moves that object, to diagnose it in training kitchens) with the oracle
 (Theta* + Kitchen-R's controller + RMPflow pick and place), exactly as ``galley eval --mode policy``
-does one episode (``galley_cli.run.run_episode``), and M instructions of the shipped kitchen's suite
+does one episode (``galley_episodes.run_episode``), and M instructions of the shipped kitchen's suite
 as the baseline. Reports the episode success rate of both and their ratio, each failure with its
-kitchen, step and reason, and failures by cause (the failed step's action and the first words of
+kitchen, instruction, step and reason, and failures by cause (the failed step's action and the first words of
 its reason). ``--quick``: 3 kitchens, 1 episode each, 1 in the kitchen. Prints a table and,
 last, one JSON line.
 """
@@ -26,29 +30,25 @@ from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any
 
-from galley_cli import episode_pool
 from galley_core.scenes.splits import scene_name, split_seeds
 from galley_core.tasks.suite import load_suite
+from galley_episodes import episode_pool
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _episode(scene: str, entry: dict[str, Any]) -> dict[str, Any]:
-    from galley_cli.run import run_episode  # noqa: PLC0415 (deferred: the simulator stack, in the worker)
+    from galley_episodes import EpisodeConfig, run_episode  # noqa: PLC0415 (deferred: the stack, in the worker)
 
     start = time.perf_counter()
     try:
-        summary = run_episode(
-            entry["instruction"],
-            scene_name=scene,
-            seed=entry["seed"],
-            plan_text="; ".join(entry["plan"]),
-            progress=False,
-        )
+        config = EpisodeConfig(scene=scene, seed=entry["seed"], plan="; ".join(entry["plan"]))
+        summary = run_episode(entry["instruction"], config, progress=False)
     except Exception as err:  # a crash is a result here, reported with its cause
         return {
             "scene": scene,
             "seed": entry["seed"],
+            "instruction": entry["instruction"],
             "success": False,
             "plan": entry["plan"],
             "failed_step": "",
@@ -60,6 +60,7 @@ def _episode(scene: str, entry: dict[str, Any]) -> dict[str, Any]:
     return {
         "scene": scene,
         "seed": entry["seed"],
+        "instruction": entry["instruction"],
         "success": summary["success"],
         "plan": entry["plan"],
         "failed_step": failed["step"] if failed else "",
@@ -74,20 +75,25 @@ def _cause(result: dict[str, Any]) -> str:
     return f"{action}: {' '.join(words[:3]) or 'no reason given'}"
 
 
-def _entries(suite: Path, count: int, offset: int = 0) -> list[dict[str, Any]]:
+def _entries(suite: Path, count: int, offset: int = 0, moved: str = "") -> list[dict[str, Any]]:
     _, entries = load_suite(suite)
-    test = [e for e in entries if e.split == "test"][offset : offset + count]
+    test = [e for e in entries if e.split == "test" and (not moved or f"pick the {moved}" in e.plan)]
+    test = test[offset : offset + count]
     return [{"instruction": e.instruction, "seed": e.seed, "plan": list(e.plan)} for e in test]
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="3 kitchens x 1 episode, 1 in the kitchen")
     parser.add_argument("--split", default="unseen", help="the kitchens (default unseen)")
-    parser.add_argument("--episodes", type=int, default=1, help="episodes per generated kitchen (default 1)")
-    parser.add_argument("--kitchen-episodes", type=int, default=4, help="episodes in the shipped kitchen")
+    parser.add_argument(
+        "--episodes", type=int, default=10, help="episodes per generated kitchen (default 10)"
+    )
+    parser.add_argument(
+        "--kitchen-episodes", type=int, default=5, help="episodes in the shipped kitchen (default 5)"
+    )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="parallel episodes")
     parser.add_argument("--scenes", type=Path, default=None, help="folder of the split's kitchens")
     parser.add_argument(
@@ -96,7 +102,15 @@ def main() -> None:
     parser.add_argument(
         "--offset", type=int, default=0, help="skip this many test instructions per kitchen (default 0)"
     )
+    parser.add_argument(
+        "--object", default="", help="only instructions whose gold plan picks this object (e.g. spoon)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write every result here")
+    return parser
+
+
+def main() -> None:
+    parser = _parser()
     args = parser.parse_args()
     seeds = split_seeds(args.split)[: 3 if args.quick else None]
     if args.seeds:
@@ -117,7 +131,7 @@ def main() -> None:
     for seed in seeds:
         name = scene_name(seed)
         suite = root / "config" / "suites" / f"{name}_v1.yaml"
-        jobs += [(name, e) for e in _entries(suite, per_kitchen, args.offset)]
+        jobs += [(name, e) for e in _entries(suite, per_kitchen, args.offset, args.object)]
     start = time.perf_counter()
     results = []
     with episode_pool(args.workers) as pool:
@@ -147,7 +161,10 @@ def main() -> None:
     )
     causes = Counter(_cause(r) for r in results if not r["success"])
     for r in sorted((r for r in results if not r["success"]), key=lambda r: r["scene"]):
-        print(f"  failed: {r['scene']} seed {r['seed']}: {r['failed_step']}: {r['reason']}")
+        print(
+            f'  failed: {r["scene"]} seed {r["seed"]}: "{r["instruction"]}": '
+            f"{r['failed_step'] or 'episode'}: {r['reason']}"
+        )
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     print(

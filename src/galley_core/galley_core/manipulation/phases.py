@@ -7,7 +7,9 @@ goal       phase            tcp target (top-down: gripper x axis down, fingers c
 =========  ===============  ====================================================================
 PICK       ``approach``     ``approach_height_m`` above the object's grasp point, gripper open
 PICK       ``pre_grasp``    ``pre_grasp_height_m`` above it (precise: 5 mm, 0.05 rad)
-PICK       ``descend``      at the grasp point (precise, or stalled within ``descend_tolerance_m``)
+PICK       ``descend``      at the grasp point (precise, or stalled within ``descend_tolerance_m``),
+                            and at rest: fingers that close on a tcp still moving down close
+                            above a thin object (a spoon's 11 mm handle) and slide over it
 PICK       ``grasp``        hold; close the gripper for ``grasp_close_s``, then check the grasp
 PICK       ``lift``         ``lift_height_m`` above the grasp point
 PICK       ``retreat``      ``retreat_distance_m`` further towards the arm's base (at most to
@@ -15,7 +17,7 @@ PICK       ``retreat``      ``retreat_distance_m`` further towards the arm's bas
                             object's bottom is at least ``carry_height_m`` above the root frame
                             (or stalled within ``retreat_tolerance_m``: the object is up already)
 PLACE      ``transport``    ``approach_height_m`` above where the tcp must be for the object to
-                            stand at the target
+                            stand at the target, moving across at the higher of the two heights
 PLACE      ``descend``      ``release_height_m`` above that (the object's bottom just clear)
 PLACE      ``release``      hold; open the gripper for ``release_open_s``
 PLACE      ``retreat``      the empty gripper leaves as a pick's retreat does: up first (at least
@@ -134,7 +136,18 @@ class PickPlaceConfig(Config):
         gt=0.0,
     )
     stall_speed_mps: float = param(
-        0.005, "tcp speed below which a descent counts as stalled", unit="m/s", gt=0.0
+        0.005,
+        "tcp speed below which a descent counts as stalled, and a pick's descent as at rest (the "
+        "fingers close only then)",
+        unit="m/s",
+        gt=0.0,
+    )
+    speed_window_s: float = param(
+        0.1,
+        "the tcp's speed is measured over this long: more than one joint-state period, so that a "
+        "controller step that sees no new measurement does not read as a stop",
+        unit="s",
+        gt=0.0,
     )
     coarse_position_tolerance_m: float = param(
         0.02, "tcp position tolerance of the free-space phases", unit="m", gt=0.0
@@ -246,9 +259,10 @@ class Phase:
     precise: bool = False
     descent: bool = False  # touches down: position tolerance descend_tolerance_m
     stall_ends: bool = False  # a stall within retreat_tolerance_m also ends it
-    rise_first: bool = (
-        False  # blend the height first, then the horizontal move (open fingers clear the object)
-    )
+    settle: bool = False  # ends only with the tcp at rest (slower than stall_speed_mps)
+    # cross at the higher of the two heights: up, then across (or across, then down), each in half
+    # the blend (open fingers clear the object; a held object clears what stands on the way)
+    rise_first: bool = False
     hold_s: float = 0.0  # gripper phases: hold the pose this long
     tools: bool = True
     check_slip: bool = False
@@ -269,7 +283,9 @@ def pick_phases(config: PickPlaceConfig, offset: F64, closing: float, retreat: F
     return [
         Phase("approach", offset + c.approach_height_m * up, closing, "object", 1.0),
         Phase("pre_grasp", offset + c.pre_grasp_height_m * up, closing, "object", 1.0, precise=True),
-        Phase("descend", offset, closing, "object", 1.0, precise=True, descent=True, tools=False),
+        Phase(
+            "descend", offset, closing, "object", 1.0, precise=True, descent=True, tools=False, settle=True
+        ),
         Phase("grasp", offset, closing, "object", 0.0, hold_s=c.grasp_close_s, tools=False),
         Phase("lift", offset + c.lift_height_m * up, closing, "grasp", 0.0, tools=False, check_slip=True),
         Phase(
@@ -298,6 +314,8 @@ def place_phases(config: PickPlaceConfig, held_offset: F64, held_yaw: float, ret
     up = np.array([0.0, 0.0, 1.0])
     release = held_offset + c.release_height_m * up
     return [
+        # Carried on a slant from the carry pose, a plate 7 cm above the counter swept a 9.5 cm mug
+        # along under its target and landed on it: the held object crosses at the higher height.
         Phase(
             "transport",
             release + c.approach_height_m * up,
@@ -305,6 +323,7 @@ def place_phases(config: PickPlaceConfig, held_offset: F64, held_yaw: float, ret
             "target",
             0.0,
             check_slip=True,
+            rise_first=True,
         ),
         # A held object that hangs tilted (a plate by its rim) touches down before the tcp
         # reaches the release height: a stalled descent counts, as for a pick.

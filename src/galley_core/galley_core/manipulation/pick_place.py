@@ -61,6 +61,7 @@ from galley_core.manipulation.poses import (
 )
 from galley_core.manipulation.reach import ArmReach, held_offset, in_gripper
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpState
+from galley_core.manipulation.speed import TcpSpeed
 
 __all__ = [
     "ArmCommand",
@@ -109,6 +110,7 @@ class PickPlace:
         self.held = ""  # object held after a successful pick
         self._held_offset: F64 = np.zeros(3)  # tcp in the object's upright frame, while held
         self._held_yaw = 0.0  # closing yaw relative to the object's yaw, while held
+        self._held_point: F64 = np.zeros(3)  # the tcp in the object's own (tilted) frame, while held
         self._grasp_offset: F64 = np.zeros(3)  # the pick's grasp point in the object frame
         self._phases: list[Phase] = []
         self._index = 0
@@ -123,9 +125,7 @@ class PickPlace:
         self._blend_s = 0.0
         self._anchors: dict[str, tuple[F64, float]] = {}
         self._gripper = 1.0
-        self._last_tcp: F64 | None = None
-        self._last_measured_s = -np.inf  # stamp of the joint state _last_tcp came from
-        self._tcp_speed = 0.0
+        self._speed = TcpSpeed(self.config.speed_window_s)
         self.reach = ArmReach.of(self.arm)  # the shoulder, the waist axis, the arm's length
 
     # -- status ----------------------------------------------------------------------------------
@@ -194,12 +194,14 @@ class PickPlace:
         position, yaw = upright(object_pose)
         if not in_gripper(grasp, tcp, position, yaw, self.config.grasp_check_distance_m):
             return False
-        self._hold(name, tcp, tcp_r, position, yaw)
+        self._hold(name, tcp, tcp_r, object_pose)
         return True
 
-    def _hold(self, name: str, tcp: F64, tcp_r: F64, position: F64, yaw: float) -> None:
-        """Hold ``name``: the tcp in the object's upright frame, the closing yaw relative to it."""
+    def _hold(self, name: str, tcp: F64, tcp_r: F64, object_pose: Transform) -> None:
+        """Hold ``name``: the tcp in the object's upright frame and in its own, the closing yaw."""
+        position, yaw = upright(object_pose)
         self._held_offset, self._held_yaw = held_offset(tcp, tcp_r, position, yaw)
+        self._held_point = object_pose.inverse().apply(tcp)
         self.held = name
 
     def start_place(
@@ -237,9 +239,7 @@ class PickPlace:
         self.state, self.reason = PickPlaceState.ACTIVE, ""
         self._phases, self._index = [], 0
         self._goal_pose = None
-        self._last_tcp = None
-        self._last_measured_s = -np.inf
-        self._tcp_speed = 0.0
+        self._speed.reset()
         self._last_s = now_s
         self._clock_s = 0.0
         if q.shape != (self.arm.dof,) or not np.all(np.isfinite(q)):
@@ -322,12 +322,11 @@ class PickPlace:
         goal_p, goal_q = self._goal_pose if self._goal_pose is not None else self._from
         tau = t / self._blend_s
         alpha = raised_cosine(tau)
-        # rise first: the height in the blend's first half, the horizontal move in its second
-        along = (
-            np.array([raised_cosine(2 * tau - 1)] * 2 + [raised_cosine(2 * tau)])
-            if phase.rise_first
-            else alpha
-        )
+        along: float | F64 = alpha
+        if phase.rise_first:  # across at the higher height: up, then across; or across, then down
+            first, second = raised_cosine(2 * tau), raised_cosine(2 * tau - 1)
+            up = goal_p[2] >= self._from[0][2]
+            along = np.array([second, second, first] if up else [first, first, second])
         ref_p = self._from[0] + along * (goal_p - self._from[0])
         ref_q = quaternion_slerp(self._from[1], goal_q, alpha)
         if dt > 0:
@@ -338,7 +337,7 @@ class PickPlace:
         command = ArmCommand(self._rmp_state.q.copy(), self._rmp_state.qd.copy(), self._gripper)
 
         tcp_p, tcp_r = self.arm.tcp_pose(q)
-        self._measure_speed(tcp_p, measured)
+        self._speed.update(tcp_p, measured)
         if phase.check_slip and self._slipped(tcp_p, object_pose):
             return command
         if phase.hold_s > 0:
@@ -357,7 +356,7 @@ class PickPlace:
         # Stalled short of the target in position or in orientation (a held object that touches down
         # tilts the wrist): measured between samples, so a repeated sample is no stall.
         short = error_p > tol_p or error_r > tol_r
-        stalled = short and self._tcp_speed < c.stall_speed_mps and t > self._blend_s + 0.3
+        stalled = short and self._speed.mps < c.stall_speed_mps and t > self._blend_s + 0.3
         if stalled and phase.descent:
             # Stalled on the surface just short of the target: the fingertips (pick) or the held
             # object (place) touch down first.
@@ -365,7 +364,8 @@ class PickPlace:
             tol_r = c.coarse_orientation_tolerance_rad
         elif stalled and phase.stall_ends:
             tol_p = c.retreat_tolerance_m
-        if error_p <= tol_p and error_r <= tol_r:
+        at_rest = not phase.settle or self._speed.mps < c.stall_speed_mps
+        if error_p <= tol_p and error_r <= tol_r and at_rest:
             self._next(now_s, object_pose)
         elif t > self._blend_s + c.settle_limit_s and self._judgeable(now_s, measured):
             self.fail(
@@ -374,14 +374,6 @@ class PickPlace:
                 "the blend (joint limits or obstacles in the way); park the base closer or move the object"
             )
         return command
-
-    def _measure_speed(self, tcp: F64, measured_s: float) -> None:
-        """The tcp speed between the last two samples, by their stamps (a repeated sample is not a stop)."""
-        if measured_s > self._last_measured_s:
-            if self._last_tcp is not None:
-                moved = float(np.linalg.norm(tcp - self._last_tcp))
-                self._tcp_speed = moved / (measured_s - self._last_measured_s)
-            self._last_tcp, self._last_measured_s = tcp, measured_s
 
     def _judgeable(self, now_s: float, measured_s: float) -> bool:
         """Whether a judgement due now (first asked at ``now_s``) may use a sample measured at ``measured_s``.
@@ -393,9 +385,13 @@ class PickPlace:
         return measured_s >= self._due_s
 
     def _slipped(self, tcp: F64, object_pose: Transform) -> bool:
-        position, yaw = upright(object_pose)
-        held_tcp = position + rotz(yaw) @ self._held_offset
-        distance = float(np.linalg.norm(held_tcp - tcp))
+        """Whether the point of the object held at the tcp has left it by ``slip_distance_m``.
+
+        The point is taken in the object's own frame, tilt included: a plate held by its rim that
+        touches down and turns flat about the fingers has not slipped, though its centre moves by
+        the rim's radius times the turn (31 degrees read as 15 mm, upright).
+        """
+        distance = float(np.linalg.norm(object_pose.apply(self._held_point) - tcp))
         if distance > self.config.slip_distance_m:
             self.held = ""
             self.fail(
@@ -425,7 +421,7 @@ class PickPlace:
                     f"({distance * 1000:.0f} mm from the tcp after closing)"
                 )
                 return
-            self._hold(self.object_name, tcp, tcp_r, position, yaw)
+            self._hold(self.object_name, tcp, tcp_r, object_pose)
             self._anchors["grasp"] = (position, yaw)
         elif phase.name == "release":
             self.held = ""
