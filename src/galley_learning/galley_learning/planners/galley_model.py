@@ -46,6 +46,7 @@ __all__ = [
     "GalleyModelConfig",
     "PlannerNet",
     "Vocabulary",
+    "decode_steps",
     "load_model",
     "save_model",
     "tokenize",
@@ -218,17 +219,28 @@ class PlannerNet(nn.Module):
 
     def decode(self, memory: torch.Tensor, pad: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor:
         """Step logits (B, S, steps) after each prefix position; ``prefix`` (B, S) starts with <start>."""
-        s = prefix.shape[1]
-        x = self.step_embed(prefix) + self.step_pos(torch.arange(s))[None]
-        causal = torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
-        out = self.decoder(x, memory, tgt_mask=causal, memory_key_padding_mask=pad)
-        logits: torch.Tensor = self.head(out)
-        return logits
+        return decode_steps(self, memory, pad, prefix)
 
     def presence(self, zone_tokens: torch.Tensor) -> torch.Tensor:
         """(B, Z, objects) logits that each object lies in each zone (the auxiliary head)."""
         logits: torch.Tensor = self.presence_head(zone_tokens)
         return logits
+
+
+def decode_steps(
+    net: nn.Module, memory: torch.Tensor, pad: torch.Tensor, prefix: torch.Tensor
+) -> torch.Tensor:
+    """Step logits (B, S, steps) of a planner network (v2 or v3) after each position of ``prefix``.
+
+    ``net`` has ``step_embed``, ``step_pos``, ``decoder`` and ``head``; ``prefix`` (B, S) starts with
+    <start>; ``memory`` and ``pad`` are its encoder's output and padding mask.
+    """
+    s = prefix.shape[1]
+    x = net.step_embed(prefix) + net.step_pos(torch.arange(s))[None]
+    causal = torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
+    out = net.decoder(x, memory, tgt_mask=causal, memory_key_padding_mask=pad)
+    logits: torch.Tensor = net.head(out)
+    return logits
 
 
 def image_inputs(

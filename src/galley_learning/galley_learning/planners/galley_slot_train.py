@@ -43,7 +43,12 @@ from galley_learning.planners.galley_slots import (
     SlotVocabulary,
     save_slot_model,
 )
-from galley_learning.planners.galley_train import EPISODE_SEED_BASE, paraphrase_entries, read_as_planner
+from galley_learning.planners.galley_train import (
+    EPISODE_SEED_BASE,
+    paraphrase_entries,
+    read_as_planner,
+    warmup_cosine,
+)
 from galley_learning.planners.images import TopDownRenderer
 from galley_learning.planners.train_config import PlannerTrainConfig
 
@@ -307,14 +312,7 @@ def train_slot_planner(  # noqa: PLR0915 -- one training loop, read top to botto
     net = SlotPlannerNet(model, vocab)
     optimiser = torch.optim.AdamW(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     batches = math.ceil(len(data.tokens) / config.batch_size)
-    total, warmup = config.epochs * batches, batches
-
-    def schedule(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        return 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, schedule)
+    scheduler = warmup_cosine(optimiser, config.epochs, batches)
     step_loss = nn.CrossEntropyLoss(ignore_index=-100)
     order_rng = random.Random(config.seed)
     slot_rng = np.random.default_rng(config.seed)

@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from galley_core.scene import OBJECT_SHAPES, ObjectSpec, Scene
-from galley_learning.planners.galley_model import END, PAD, UNK, GalleyModelConfig, _cnn
+from galley_learning.planners.galley_model import END, PAD, UNK, GalleyModelConfig, _cnn, decode_steps
 
 __all__ = [
     "FORMAT",
@@ -267,12 +267,7 @@ class SlotPlannerNet(nn.Module):
 
     def decode(self, memory: torch.Tensor, pad: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor:
         """Step logits (B, S, steps) after each prefix position; ``prefix`` (B, S) starts with <start>."""
-        s = prefix.shape[1]
-        x = self.step_embed(prefix) + self.step_pos(torch.arange(s))[None]
-        causal = torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
-        out = self.decoder(x, memory, tgt_mask=causal, memory_key_padding_mask=pad)
-        logits: torch.Tensor = self.head(out)
-        return logits
+        return decode_steps(self, memory, pad, prefix)
 
 
 def save_slot_model(

@@ -192,7 +192,21 @@ def evaluate_data(net: PlannerNet, data: TrainingData, batch_size: int = 256) ->
     return exact_match([[str(s) for s in p] for p in predicted], gold)
 
 
-def train_planner(  # noqa: PLR0915 -- one training loop, read top to bottom
+def warmup_cosine(
+    optimiser: torch.optim.Optimizer, epochs: int, batches: int
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """The planners' schedule: a linear warm-up over the first epoch, then a cosine to zero (per batch)."""
+    total, warmup = epochs * batches, batches
+
+    def schedule(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimiser, schedule)
+
+
+def train_planner(
     scene: Scene,
     suite: Sequence[SuiteEntry],
     *,
@@ -218,14 +232,7 @@ def train_planner(  # noqa: PLR0915 -- one training loop, read top to bottom
     net = PlannerNet(model, vocab)
     optimiser = torch.optim.AdamW(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     batches = math.ceil(len(data.words) / config.batch_size)
-    total, warmup = config.epochs * batches, batches
-
-    def schedule(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        return 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, schedule)
+    scheduler = warmup_cosine(optimiser, config.epochs, batches)
     step_loss, presence_loss = nn.CrossEntropyLoss(ignore_index=-100), nn.BCEWithLogitsLoss()
     order_rng = random.Random(config.seed)
     dropout_rng = torch.Generator().manual_seed(config.seed)
