@@ -53,7 +53,8 @@ def test_demo_tours_zones_on_the_simulator_and_reports_with_a_picture(tmp_path, 
     params.write_text(f"map_server:\n  ros__parameters:\n    yaml_filename: {tmp_path / 'my_map.yaml'}\n")
     proc = galley("demo", "--zones", "blue,yellow", "--seed", "3", "--out", str(out), "--params", str(params))
     assert proc.returncode == 0, proc.stderr
-    note = proc.stdout.splitlines()[1]
+    # (after the scene check's line, where the check is not cached yet)
+    note = next(line for line in proc.stdout.splitlines() if line.startswith("note: "))
     assert note.startswith(
         f"note: map_server.yaml_filename = '{tmp_path / 'my_map.yaml'}' from {params} is used instead of "
         "the scene's map "
