@@ -15,11 +15,21 @@ from galley_runtime.embedded import EmbeddedHost
 from galley_runtime.qos import QoS
 
 
-def _drive(scale: float, v: float = 0.1) -> tuple[list[tuple[float, float]], list[np.ndarray]]:
-    """Send (v, 0.3 rad/s) and fixed arm positions at 10 Hz for 30 s; what the simulator gets."""
+def _drive(
+    scale: float, v: float = 0.1, arm_phase: str = ""
+) -> tuple[list[tuple[float, float]], list[np.ndarray]]:
+    """Send (v, 0.3 rad/s) and fixed arm positions at 10 Hz for 30 s; what the simulator gets.
+
+    ``arm_phase``: a running pick's phase on /arm/status throughout ("" none).
+    """
     host = EmbeddedHost([])
     host.add_node(load_node_class("perturber"), parameters={"scale": scale, "seed": 3})
     me = host.participant("oracle")
+    if arm_phase:
+        status = me.create_publisher("/arm/status", "galley_msgs/msg/ActionStatus", QoS.latched(10))
+        status.publish(
+            messages.new("galley_msgs/msg/ActionStatus", state=1, goal_id="cup", phase=arm_phase)
+        )
     cmd = me.create_publisher("/cmd_vel", "geometry_msgs/msg/Twist", QoS(depth=5))
     arm = me.create_publisher("/arm/joint_command", "sensor_msgs/msg/JointState", QoS(depth=5))
     speeds: list[tuple[float, float]] = []
@@ -63,6 +73,14 @@ def test_with_scale_spells_of_noise_leave_the_gripper_alone() -> None:
     # turning in place: the oracle does not correct its position there, so no noise
     turning, _ = _drive(1.0, v=0.0)
     assert set(turning) == {(0.0, 0.3)}
+
+
+def test_the_arm_is_left_alone_in_its_contact_phases() -> None:
+    for phase, perturbed in (("descend", False), ("grasp", False), ("release", False), ("pre_grasp", True)):
+        speeds, joints = _drive(1.0, arm_phase=phase)
+        arm = np.stack(joints)
+        assert bool(np.abs(arm[:, :6] - 0.5).max() > 0.01) is perturbed, phase
+        assert np.abs(np.array(speeds) - (0.1, 0.3)).max() > 1e-3  # the base still is
 
 
 def test_the_stack_puts_it_between_the_oracle_and_the_simulator(monkeypatch: Any, tmp_path: Any) -> None:

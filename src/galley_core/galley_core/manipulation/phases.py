@@ -112,6 +112,13 @@ class PickPlaceConfig(Config):
         unit="s",
         gt=0.0,
     )
+    track_limit_s: float = param(
+        3.0,
+        "further time when the arm's own plan has reached the target but the measured arm lags it "
+        "(pushed off by a perturbation, a slow controller): then it fails as not following",
+        unit="s",
+        ge=0.0,
+    )
     position_tolerance_m: float = param(0.005, "tcp position tolerance of precise phases", unit="m", gt=0.0)
     orientation_tolerance_rad: float = param(
         0.05, "tcp orientation tolerance of precise phases", unit="rad", gt=0.0

@@ -6,7 +6,9 @@ previous target and the next, position and orientation follow the raised-cosine 
 ``alpha(tau) = (1 - cos(pi tau)) / 2`` over ``tau`` in [0, 1] (slerp for orientation), in a time set by
 ``cartesian_speed_mps`` and ``angular_speed_rps`` (at least ``min_blend_s``); RMPflow tracks the
 moving target. A motion phase ends when the measured tcp is within its tolerance of the target;
-it fails as unreachable ``settle_limit_s`` after the blend ends.
+it fails as unreachable ``settle_limit_s`` after the blend ends if RMPflow's own plan is short of
+the target (joint limits, obstacles), or ``track_limit_s`` later if the plan is there and the
+measured arm is not (pushed off by a perturbation spell, lagging its command).
 
 Time: the phases run on the machine's own clock, which advances by what RMPflow integrates (the
 time since the last step, at most ``max_step_s``). A controller that stalls (a first-call compile,
@@ -368,11 +370,28 @@ class PickPlace:
         if error_p <= tol_p and error_r <= tol_r and at_rest:
             self._next(now_s, object_pose)
         elif t > self._blend_s + c.settle_limit_s and self._judgeable(now_s, measured):
-            self.fail(
-                f"unreachable: {self.goal} {self.object_name!r}, phase {phase.name}: the tcp is still "
-                f"{error_p * 1000:.0f} mm and {error_r:.2f} rad from its target {c.settle_limit_s:g} s after "
-                "the blend (joint limits or obstacles in the way); park the base closer or move the object"
+            # The plan (RMPflow's own state) short of the target: joint limits or obstacles. The
+            # plan there and the arm not: the arm lags its command (a perturbation spell pushing
+            # it off, a slow controller), which passes; given track_limit_s more, it is a failure.
+            plan_p, plan_r = self.arm.tcp_pose(self._rmp_state.q)
+            planned = (
+                float(np.linalg.norm(goal_p - plan_p)) <= tol_p
+                and float(np.linalg.norm(rotation_error(goal_q, plan_r))) <= tol_r
             )
+            if not planned:
+                self.fail(
+                    f"unreachable: {self.goal} {self.object_name!r}, phase {phase.name}: the tcp is still "
+                    f"{error_p * 1000:.0f} mm and {error_r:.2f} rad from its target {c.settle_limit_s:g} s "
+                    "after the blend (joint limits or obstacles in the way); park the base closer or move "
+                    "the object"
+                )
+            elif t > self._blend_s + c.settle_limit_s + c.track_limit_s:
+                self.fail(
+                    f"unreachable: {self.goal} {self.object_name!r}, phase {phase.name}: the arm's plan "
+                    f"reached its target but the tcp is still {error_p * 1000:.0f} mm and {error_r:.2f} rad "
+                    f"from it {c.settle_limit_s + c.track_limit_s:g} s after the blend (the arm does not "
+                    "follow its command: something holds it, or its controller is not running)"
+                )
         return command
 
     def _judgeable(self, now_s: float, measured_s: float) -> bool:

@@ -8,7 +8,10 @@ the simulator then follows (the stack remaps its inputs there when it runs this 
 acts on the state the noise leads to, so the bag shows how it comes back. ``scale`` sizes the noise
 (0 passes every command through unchanged). The gripper is never perturbed, nor /cmd_vel while
 the oracle commands no forward speed (turning in place, its final heading correction, stopped):
-there it does not correct its position, so noise would only undo what it did.
+there it does not correct its position, so noise would only undo what it did. Nor is the arm
+perturbed in its contact phases (``quiet_phases``, read from /arm/status): noise at the fingertips
+there knocks the object over or closes the fingers beside it, which the demonstrator cannot undo
+(with it, 3 of 4 collected plans failed their first pick).
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ class PerturberConfig(Config):
     spell_s: float = param(1.0, "how long one spell of noise lasts", unit="s", gt=0.0)
     gap_s: float = param(3.0, "mean time between spells (exponential)", unit="s", gt=0.0)
     seed: int = param(0, "seed of the spells and offsets", ge=0)
+    quiet_phases: tuple[str, ...] = param(
+        ("descend", "grasp", "release"),
+        "arm phases (/arm/status) without arm noise: the fingers or the held object in contact",
+    )
 
 
 class PerturberNode(Node):
@@ -44,6 +51,7 @@ class PerturberNode(Node):
     subscribes = (
         Subscribes("cmd_vel", "geometry_msgs/msg/Twist", "on_cmd_vel", QoS(depth=5)),
         Subscribes("arm/joint_command", "sensor_msgs/msg/JointState", "on_arm_command", QoS(depth=5)),
+        Subscribes("arm/status", "galley_msgs/msg/ActionStatus", "on_arm_status", QoS.latched(10)),
     )
     publishes = (
         Publishes("perturbed/cmd_vel", "geometry_msgs/msg/Twist"),
@@ -54,6 +62,10 @@ class PerturberNode(Node):
         super().__init__(host, config)
         fields = ("scale", "linear_mps", "angular_rps", "joint_rad", "spell_s", "gap_s", "seed")
         self.noise = SpellNoise(SpellNoiseConfig(**{f: getattr(config, f) for f in fields}), ARM_JOINTS)
+        self._arm_phase = ""  # the arm controller's running phase ("" when idle)
+
+    def on_arm_status(self, msg: Any) -> None:
+        self._arm_phase = str(msg.phase) if msg.state == msg.ACTIVE else ""
 
     def on_cmd_vel(self, msg: Any) -> None:
         dv, dw, _ = self.noise.at(self.now_s())
@@ -66,6 +78,8 @@ class PerturberNode(Node):
 
     def on_arm_command(self, msg: Any) -> None:
         _, _, dq = self.noise.at(self.now_s())
+        if self._arm_phase in self.config.quiet_phases:
+            dq = np.zeros_like(dq)
         names = [str(n) for n in msg.name]
         position = np.asarray(msg.position, dtype=float).copy()
         arm = [i for i, n in enumerate(names) if n != "gripper"][:ARM_JOINTS]
