@@ -384,3 +384,38 @@ def test_a_plate_turning_about_the_fingers_has_not_slipped_one_sliding_out_has(t
         q = command.positions
     assert ("slipped" in machine.reason) == slipped, machine.reason
     assert machine.state == (PickPlaceState.FAILED if slipped else PickPlaceState.ACTIVE), machine.reason
+
+
+def _pick_pushed_off(push_s: tuple[float, float]) -> tuple[PickPlace, float]:
+    """A kinematic pick whose measured arm is held 4 cm off its command over ``push_s`` (start, end).
+
+    Stands for a perturbation spell (or a lagging controller): RMPflow's own plan reaches each
+    target, the measured tcp does not. Returns the machine when it stops or grasps, and the time.
+    """
+    arm = load_arm(ROBOT)
+    machine = PickPlace(RmpFlow(arm, posture=POSTURE))
+    q = POSTURE.copy()
+    cup = Transform(np.array([0.62, 0.05, 0.75]), quaternion_from_yaw(0.3))
+    machine.start_pick("cup", GraspSpec((0.0, 0.0, 0.06)), cup, q, 0.0)
+    t = 0.0
+    for k in range(1, 3000):
+        t = k * 0.01
+        pushed = q + np.where(push_s[0] <= t < push_s[1], 0.08, 0.0)  # each joint 0.08 rad off
+        command = machine.step(t, pushed, [0.04, 0.04], cup)
+        if command is None or machine.phase == "grasp":
+            break
+        q = command.positions
+    return machine, t
+
+
+def test_an_arm_pushed_off_its_command_for_a_while_is_not_unreachable():
+    machine, _ = _pick_pushed_off((0.0, 6.0))  # past approach's settle limit, not its tracking limit
+    assert machine.state == PickPlaceState.ACTIVE and machine.phase == "grasp", machine.reason
+
+
+def test_an_arm_that_never_follows_its_plan_fails_after_the_tracking_limit_and_says_so():
+    machine, t = _pick_pushed_off((0.0, 99.0))
+    c = PickPlaceConfig()
+    assert machine.state == PickPlaceState.FAILED and "phase approach" in machine.reason
+    assert "does not follow its command" in machine.reason
+    assert t > c.settle_limit_s + c.track_limit_s

@@ -27,9 +27,7 @@ def _drive(
     me = host.participant("oracle")
     if arm_phase:
         status = me.create_publisher("/arm/status", "galley_msgs/msg/ActionStatus", QoS.latched(10))
-        status.publish(
-            messages.new("galley_msgs/msg/ActionStatus", state=1, goal_id="cup", phase=arm_phase)
-        )
+        status.publish(messages.new("galley_msgs/msg/ActionStatus", state=1, goal_id="cup", phase=arm_phase))
     cmd = me.create_publisher("/cmd_vel", "geometry_msgs/msg/Twist", QoS(depth=5))
     arm = me.create_publisher("/arm/joint_command", "sensor_msgs/msg/JointState", QoS(depth=5))
     speeds: list[tuple[float, float]] = []
@@ -76,7 +74,7 @@ def test_with_scale_spells_of_noise_leave_the_gripper_alone() -> None:
 
 
 def test_the_arm_is_left_alone_in_its_contact_phases() -> None:
-    for phase, perturbed in (("descend", False), ("grasp", False), ("release", False), ("pre_grasp", True)):
+    for phase, perturbed in (("descend", False), ("grasp", False), ("release", False), ("approach", True)):
         speeds, joints = _drive(1.0, arm_phase=phase)
         arm = np.stack(joints)
         assert bool(np.abs(arm[:, :6] - 0.5).max() > 0.01) is perturbed, phase

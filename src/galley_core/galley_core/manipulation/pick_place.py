@@ -64,6 +64,7 @@ from galley_core.manipulation.poses import (
 from galley_core.manipulation.reach import ArmReach, held_offset, in_gripper
 from galley_core.manipulation.rmpflow import Obstacles, RmpFlow, RmpState
 from galley_core.manipulation.speed import TcpSpeed
+from galley_core.manipulation.verdicts import grasp_missed, short_of_target
 
 __all__ = [
     "ArmCommand",
@@ -284,7 +285,7 @@ class PickPlace:
 
     # -- stepping --------------------------------------------------------------------------------
 
-    def step(
+    def step(  # noqa: PLR0912, PLR0915 - one tick of the phase machine, read in the order it runs
         self,
         now_s: float,
         joints: ArrayLike,
@@ -370,29 +371,22 @@ class PickPlace:
         if error_p <= tol_p and error_r <= tol_r and at_rest:
             self._next(now_s, object_pose)
         elif t > self._blend_s + c.settle_limit_s and self._judgeable(now_s, measured):
-            # The plan (RMPflow's own state) short of the target: joint limits or obstacles. The
-            # plan there and the arm not: the arm lags its command (a perturbation spell pushing
-            # it off, a slow controller), which passes; given track_limit_s more, it is a failure.
-            plan_p, plan_r = self.arm.tcp_pose(self._rmp_state.q)
-            planned = (
-                float(np.linalg.norm(goal_p - plan_p)) <= tol_p
-                and float(np.linalg.norm(rotation_error(goal_q, plan_r))) <= tol_r
-            )
-            if not planned:
-                self.fail(
-                    f"unreachable: {self.goal} {self.object_name!r}, phase {phase.name}: the tcp is still "
-                    f"{error_p * 1000:.0f} mm and {error_r:.2f} rad from its target {c.settle_limit_s:g} s "
-                    "after the blend (joint limits or obstacles in the way); park the base closer or move "
-                    "the object"
-                )
-            elif t > self._blend_s + c.settle_limit_s + c.track_limit_s:
-                self.fail(
-                    f"unreachable: {self.goal} {self.object_name!r}, phase {phase.name}: the arm's plan "
-                    f"reached its target but the tcp is still {error_p * 1000:.0f} mm and {error_r:.2f} rad "
-                    f"from it {c.settle_limit_s + c.track_limit_s:g} s after the blend (the arm does not "
-                    "follow its command: something holds it, or its controller is not running)"
-                )
+            where = f"{self.goal} {self.object_name!r}, phase {phase.name}"
+            plan_there = self._plan_reaches(goal_p, goal_q, tol_p, tol_r)
+            after = t - self._blend_s
+            if reason := short_of_target(
+                where, error_p, error_r, after, plan_there, c.settle_limit_s, c.track_limit_s
+            ):
+                self.fail(reason)
         return command
+
+    def _plan_reaches(self, goal_p: F64, goal_q: F64, tol_p: float, tol_r: float) -> bool:
+        """Whether RMPflow's own plan (not the measured arm) has its tcp at the goal, within tolerance."""
+        plan_p, plan_r = self.arm.tcp_pose(self._rmp_state.q)
+        return bool(
+            np.linalg.norm(goal_p - plan_p) <= tol_p
+            and np.linalg.norm(rotation_error(goal_q, plan_r)) <= tol_r
+        )
 
     def _judgeable(self, now_s: float, measured_s: float) -> bool:
         """Whether a judgement due now (first asked at ``now_s``) may use a sample measured at ``measured_s``.
@@ -425,20 +419,13 @@ class PickPlace:
     ) -> None:
         c = self.config
         if phase.name == "grasp":
-            if fingers.size and float(np.max(fingers)) < c.finger_closed_m:
-                self.fail(
-                    f"grasp missed: the fingers closed fully on {self.object_name!r} "
-                    f"({float(np.max(fingers)) * 1000:.1f} mm); nothing is between them"
-                )
-                return
             position, yaw = upright(object_pose)
-            expected = position + rotz(yaw) @ self._grasp_offset
-            distance = float(np.linalg.norm(expected - tcp))
-            if distance > c.grasp_check_distance_m:
-                self.fail(
-                    f"grasp missed: {self.object_name!r} is not between the fingers "
-                    f"({distance * 1000:.0f} mm from the tcp after closing)"
-                )
+            distance = float(np.linalg.norm(position + rotz(yaw) @ self._grasp_offset - tcp))
+            reason = grasp_missed(
+                self.object_name, fingers, c.finger_closed_m, distance, c.grasp_check_distance_m
+            )
+            if reason:
+                self.fail(reason)
                 return
             self._hold(self.object_name, tcp, tcp_r, object_pose)
             self._anchors["grasp"] = (position, yaw)

@@ -40,8 +40,9 @@ class PerturberConfig(Config):
     gap_s: float = param(3.0, "mean time between spells (exponential)", unit="s", gt=0.0)
     seed: int = param(0, "seed of the spells and offsets", ge=0)
     quiet_phases: tuple[str, ...] = param(
-        ("descend", "grasp", "release"),
-        "arm phases (/arm/status) without arm noise: the fingers or the held object in contact",
+        ("pre_grasp", "descend", "grasp", "release"),
+        "arm phases (/arm/status) without arm noise: the fingers at the object or in contact with it, "
+        "the held object set down",
     )
 
 
