@@ -47,9 +47,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from galley_core.config import ConfigError
 from galley_core.episode import sample_episode
 from galley_core.files import replacing
+from galley_core.monitoring import parse_rate_rules
 from galley_core.scene import SceneError
 from galley_core.tasks.grammar import InvalidPlanError
 from galley_core.tasks.suite import SuiteEntry, plan_for_instruction
@@ -58,7 +61,10 @@ from galley_episodes.config import CollectConfig, EpisodeConfig
 from galley_episodes.episode import run_episode
 from galley_episodes.scenes import SceneFiles, outside_configuration, resolve_scene, resolve_scenes
 from galley_learning.planners.configured import load_suite_entries
+from galley_nodes.stack import CAMERA_TOPICS
+from galley_runtime.config_files import default_params_files
 from galley_runtime.params_file import ParameterError
+from galley_sim.sim_config import SimConfig
 
 __all__ = ["CollectConfig", "CollectError", "collect", "parse_image_size"]
 
@@ -104,6 +110,29 @@ def _params_yaml(config: CollectConfig) -> str:
         "# The oracle drives to /goal_pose along the planner's /plan, the topics a learned policy's\n"
         "# `goal` observation reads (galley_learning.policy.observations), not by navigate_to_pose.\n"
         "task_executor:\n  ros__parameters:\n    move_with: goal_pose\n"
+        f"{_camera_rate_rules(config.camera_rate_hz)}"
+    )
+
+
+def _camera_rate_rules(camera_rate_hz: float) -> str:
+    """The monitor's rate rules with the camera topics' minimum scaled to ``camera_rate_hz``.
+
+    galley.yaml's rules hold for the simulator's default rates; a collection's other camera rate
+    (``--camera-rate 5``) keeps their margin, or the monitor aborts every episode on the rate rule.
+    Empty where galley.yaml is not found or the rate is the default.
+    """
+    default_hz = SimConfig().camera_rate_hz
+    files = default_params_files()
+    if camera_rate_hz == default_hz or not files:
+        return ""
+    monitor = yaml.safe_load(files[0].read_text()).get("monitor", {}).get("ros__parameters", {})
+    rules = []
+    for topic, min_hz in parse_rate_rules(monitor.get("rate_rules", ())).items():
+        scaled = min_hz * camera_rate_hz / default_hz if topic in CAMERA_TOPICS else min_hz
+        rules.append(f"{topic} {scaled:g}")
+    return (
+        f"# the monitor's camera rules at {camera_rate_hz:g} Hz (galley.yaml's are for {default_hz:g} Hz)\n"
+        f"monitor:\n  ros__parameters:\n    rate_rules: [{', '.join(rules)}]\n"
     )
 
 
