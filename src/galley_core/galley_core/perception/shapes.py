@@ -167,6 +167,13 @@ def _local(points: F64, x: float, y: float, z: float, yaw: float) -> F64:
     return np.stack([c * d[:, 0] + s * d[:, 1], -s * d[:, 0] + c * d[:, 1], d[:, 2]], axis=1)
 
 
+def _sdf_at(model: ShapeModel, points: F64, poses: F64) -> F64:
+    """``model``'s signed distances of ``points`` (N, 3) for each of ``poses`` (K, 4): (K, N), one call."""
+    local = np.concatenate([_local(points, *pose) for pose in poses])
+    result: F64 = model.sdf(local).reshape(len(poses), len(points))
+    return result
+
+
 def fit_pose(
     model: ShapeModel,
     points: F64,
@@ -195,11 +202,9 @@ def fit_pose(
     r = model.sdf(_local(points, *params))
     for _ in range(iterations):
         weights = np.sqrt(np.minimum(1.0, huber_m / np.maximum(np.abs(r), 1e-12)))
-        jac = np.empty((len(points), len(free)))
-        for k, i in enumerate(free):
-            step = params.copy()
-            step[i] += eps[i]
-            jac[:, k] = (model.sdf(_local(points, *step)) - r) / eps[i]
+        steps = np.repeat(params[None], len(free), axis=0)
+        steps[np.arange(len(free)), free] += eps[free]
+        jac = ((_sdf_at(model, points, steps) - r) / eps[free][:, None]).T
         jw, rw = jac * weights[:, None], r * weights
         delta, *_ = np.linalg.lstsq(jw.T @ jw + 1e-9 * np.eye(len(free)), -jw.T @ rw, rcond=None)
         delta = np.clip(delta, -0.02, 0.02)  # no step beyond 2 cm (or 0.02 rad) at once
@@ -222,7 +227,8 @@ def fit_pose(
         # Gauss-Newton step stalls: scan the axis, then refine from the best place.
         axis = np.array([math.cos(params[3]), math.sin(params[3]), 0.0, 0.0])
         shifts = np.arange(-0.02, 0.0201, 0.001)
-        costs = [_huber(model.sdf(_local(points, *(params + d * axis))), huber_m) for d in shifts]
+        residuals = _sdf_at(model, points, params + shifts[:, None] * axis)
+        costs = [_huber(row, huber_m) for row in residuals]
         best = int(np.argmin(costs))
         if costs[best] < _huber(r, huber_m) and shifts[best] != 0.0:
             return fit_pose(
