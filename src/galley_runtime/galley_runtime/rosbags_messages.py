@@ -279,6 +279,8 @@ def deserialize(raw: bytes | memoryview, type_name: str) -> Any:
         message, end = read(raw[4:], 0, msgdef.cls, store)
     except (SerdeError, struct.error, UnicodeDecodeError, ValueError, IndexError) as exc:
         raise SerdeError(f"{type_name}: its fields cannot be read from {len(raw)} bytes ({exc})") from exc
+    if len(raw) <= 4 + _align(end, 4):  # the message padded by the CDR rule: no Fast DDS size needed
+        return message
     longest = 4 + max(_align(end, 4), _align(fast_dds_length(message, type_name), 4))
     if len(raw) > longest:
         raise SerdeError(
