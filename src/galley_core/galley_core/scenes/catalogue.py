@@ -10,15 +10,15 @@ shipped kitchen keep exactly their values there; the others follow the same rule
   two thirds of its height (the cup's 0.06 m of 0.09 m), a tall one (a bottle) higher, so that the
   palm stays :data:`PALM_CLEARANCE_M` above its top;
 * rimmed things (bowl, plate, pan) on the rim, at the ring's radius (radius - wall / 2), 80 % up,
-  but never so low that the finger pads' tips come within :data:`RIM_BASE_CLEARANCE_M` of the
-  base (as thick as the wall) and never so high that less than :data:`RIM_GRIP_M` of the rim lies
-  between the pads (:func:`rim_grasp_heights`). The pads reach 15 mm below the tcp
+  but never so low that the finger pads' tips come within :data:`PAD_CLEARANCE_M` of the base
+  (as thick as the wall), nor so high that less than :data:`RIM_GRIP_M` of the rim lies between
+  the pads (:func:`rim_grasp_heights`). The pads reach 15 mm below the tcp
   (:data:`~galley_core.manipulation.gripper.GALLEY_MM_GRIPPER`): a plate's 20 mm rim is grasped
-  24 mm up, a bowl's 50 mm one 40 mm up;
+  22 mm up, a bowl's 50 mm one 40 mm up;
 * long or flat things (box, fork) across their narrow side (``grasp_yaw`` pi / 2 when the object is
-  longer in x), at 60 % of their height but never lower than 16 mm above the surface below them
-  (the pads' tips 1 mm above it), nor so low that the palm meets the top; the fork's grasp is moved
-  back along the handle as in the kitchen.
+  longer in x), at 60 % of their height but never so low that the pads' tips come within
+  :data:`PAD_CLEARANCE_M` of the surface below them (16 mm up), nor so low that the palm meets
+  the top; the fork's grasp is moved back along the handle as in the kitchen.
 
 The gripper opens 0.08 m: every grasped width is at most :data:`MAX_GRASP_WIDTH_M`.
 Sizes and colours of a kind vary per scene by :func:`draw_object`.
@@ -35,9 +35,9 @@ from galley_core.manipulation.gripper import GALLEY_MM_GRIPPER as _GRIPPER
 __all__ = [
     "CATALOGUE",
     "MAX_GRASP_WIDTH_M",
+    "PAD_CLEARANCE_M",
     "PALM_ABOVE_TCP_M",
     "PALM_CLEARANCE_M",
-    "RIM_BASE_CLEARANCE_M",
     "RIM_GRIP_M",
     "Kind",
     "draw_object",
@@ -48,19 +48,22 @@ __all__ = [
 
 #: The widest thing the gripper takes between its fingers (fully open, less 4 mm), metres.
 MAX_GRASP_WIDTH_M = round(_GRIPPER.opening_m - 0.004, 4)
-#: The lowest tcp height above the surface below the object: the finger pads' tips 1 mm above it.
-_LOWEST_TCP_M = round(_GRIPPER.pad_reach_m + 0.001, 4)
+#: The least gap between the finger pads' tips and what lies below them at a grasp (the surface, a
+#: plate's base), metres. A plate grasped 16 mm up put the tips 1 mm into its 6 mm base: the
+#: descent stopped on the base, and the outer pad, closing from beyond the rim where the base
+#: reaches out as far, caught the base's edge and flipped the plate out (training kitchen_7,
+#: episode 844132). Level with the base (21 mm up) the plate was held.
+PAD_CLEARANCE_M = 0.001
+#: The lowest tcp height above the surface below the object, metres.
+_LOWEST_TCP_M = round(_GRIPPER.pad_reach_m + PAD_CLEARANCE_M, 4)
 #: How far the palm's underside is above the tcp of a top-down grasp, metres.
 PALM_ABOVE_TCP_M = _GRIPPER.palm_above_tcp_m
 #: The least gap between the palm and an object's top at the grasp, metres.
 PALM_CLEARANCE_M = 0.02
-#: The least gap between the finger pads' tips and a rimmed object's base at the grasp, metres.
-#: The outer pad closes from beyond the rim, where a plate's base reaches out as far as the rim:
-#: with the tips level with the base's top (a grasp 16 mm up, the pads 15 mm long below the tcp)
-#: the pad caught the base's edge and flipped the plate out (training kitchen_7, episode 844132).
-RIM_BASE_CLEARANCE_M = 0.003
-#: The least height of rim between the finger pads at the grasp, metres.
-RIM_GRIP_M = 0.008
+#: The least height of rim between the finger pads at a grasp, metres. A plate held by 11 mm of
+#: its rim (grasped 24 mm up) slid 30 mm in the fingers as it was carried (the shipped kitchen,
+#: episode 464197); by 12 mm or more it was carried.
+RIM_GRIP_M = 0.012
 
 
 @dataclass(frozen=True)
@@ -116,10 +119,10 @@ def rim_grasp_heights(height: float, wall: float) -> tuple[float, float]:
     """(lowest, highest) tcp height of a top-down grasp on a rim ``height`` tall, metres.
 
     A bowl's or plate's base is ``wall`` thick. At the lowest height the finger pads' tips stay
-    :data:`RIM_BASE_CLEARANCE_M` above the base; at the highest, :data:`RIM_GRIP_M` of the rim
-    is still between the pads. The lowest exceeds the highest where the rim is too low to hold.
+    :data:`PAD_CLEARANCE_M` above the base; at the highest, :data:`RIM_GRIP_M` of the rim is
+    still between the pads. The lowest exceeds the highest where the rim is too low to hold.
     """
-    return wall + _GRIPPER.pad_reach_m + RIM_BASE_CLEARANCE_M, height + _GRIPPER.pad_reach_m - RIM_GRIP_M
+    return wall + _GRIPPER.pad_reach_m + PAD_CLEARANCE_M, height + _GRIPPER.pad_reach_m - RIM_GRIP_M
 
 
 def grasp_of(name: str, shape: str, size: tuple[float, ...]) -> tuple[tuple[float, float, float], float]:
@@ -141,7 +144,7 @@ def grasp_of(name: str, shape: str, size: tuple[float, ...]) -> tuple[tuple[floa
             raise ValueError(
                 f"object {name!r}: its rim ({height:.3f} m, base {wall:.3f} m) is too low for the finger "
                 f"pads to hold {RIM_GRIP_M} m of it clear of the base; make it at least "
-                f"{wall + RIM_BASE_CLEARANCE_M + RIM_GRIP_M:.3f} m tall"
+                f"{wall + PAD_CLEARANCE_M + RIM_GRIP_M:.3f} m tall"
             )
         return (round(radius - wall / 2.0, 4), 0.0, round(max(0.8 * height, lowest), 4)), 0.0
     if shape == "fork":

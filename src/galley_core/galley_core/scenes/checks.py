@@ -39,8 +39,8 @@ from galley_core.navigation.theta_star import ThetaStar, ThetaStarConfig
 from galley_core.scene import Box, ObjectSpec, Scene, SceneError, Zone
 from galley_core.scenes.catalogue import (
     MAX_GRASP_WIDTH_M,
+    PAD_CLEARANCE_M,
     PALM_ABOVE_TCP_M,
-    RIM_BASE_CLEARANCE_M,
     RIM_GRIP_M,
     grasp_width,
     rim_grasp_heights,
@@ -161,7 +161,7 @@ def _rim_problems(obj: ObjectSpec) -> list[str]:
     if z < lowest - 1e-6:
         return [
             f"object {obj.name!r}: at grasp height {z:.3f} m the finger pads' tips come within "
-            f"{RIM_BASE_CLEARANCE_M} m of its base ({wall:.3f} m thick) and catch it as they close; "
+            f"{PAD_CLEARANCE_M} m of its base ({wall:.3f} m thick) and catch it as they close; "
             f"raise grasp_offset's z to at least {lowest:.3f} m"
         ]
     if z > highest + 1e-6:
