@@ -49,7 +49,7 @@ __all__ = [
 #: The widest thing the gripper takes between its fingers (fully open, less 4 mm), metres.
 MAX_GRASP_WIDTH_M = round(_GRIPPER.opening_m - 0.004, 4)
 #: The least gap between the finger pads' tips and what lies below them at a grasp (the surface, a
-#: plate's base), metres. A plate grasped 16 mm up put the tips 1 mm into its 6 mm base: the
+#: plate's base), metres. A plate grasped 16 mm up would put the tips 5 mm into its 6 mm base: the
 #: descent stopped on the base, and the outer pad, closing from beyond the rim where the base
 #: reaches out as far, caught the base's edge and flipped the plate out (training kitchen_7,
 #: episode 844132). Level with the base (21 mm up) the plate was held.
