@@ -160,9 +160,10 @@ def _rim_problems(obj: ObjectSpec) -> list[str]:
     z = obj.grasp_offset[2]
     if z < lowest - 1e-6:
         return [
-            f"object {obj.name!r}: at grasp height {z:.3f} m the finger pads' tips come within "
-            f"{PAD_CLEARANCE_M} m of its base ({wall:.3f} m thick) and catch it as they close; "
-            f"raise grasp_offset's z to at least {lowest:.3f} m"
+            f"object {obj.name!r}: at grasp height {z:.3f} m the finger pads' tips "
+            f"({z - (lowest - wall - PAD_CLEARANCE_M):.3f} m up) are not {PAD_CLEARANCE_M} m above its "
+            f"base ({wall:.3f} m thick) and catch it as they close; raise grasp_offset's z to at "
+            f"least {lowest:.3f} m"
         ]
     if z > highest + 1e-6:
         return [
