@@ -9,7 +9,8 @@ and 5 in the shipped kitchen as the baseline.
 Writes (or reuses) every kitchen of the split under ``--scenes`` (default runs/scenes/<split>)
 with ``galley scene generate``'s code, then executes the gold plans of the first N instructions of
 each kitchen's suite (its ``test`` split; after the first K with ``--offset``; with ``--object``
-only those whose plan moves that object, to diagnose it in training kitchens) with the oracle
+only those whose plan moves that object, to diagnose it in training kitchens, and in the shipped
+kitchen too, so that the baseline moves the same object) with the oracle
 (Theta* + Kitchen-R's controller + RMPflow pick and place), exactly as ``galley eval --mode policy``
 does one episode (``galley_episodes.run_episode``), and M instructions of the shipped kitchen's suite
 as the baseline. Reports the episode success rate of both and their ratio, each failure with its
@@ -103,7 +104,9 @@ def _parser() -> argparse.ArgumentParser:
         "--offset", type=int, default=0, help="skip this many test instructions per kitchen (default 0)"
     )
     parser.add_argument(
-        "--object", default="", help="only instructions whose gold plan picks this object (e.g. spoon)"
+        "--object",
+        default="",
+        help="only instructions whose gold plan picks this object (e.g. spoon), in every kitchen",
     )
     parser.add_argument("--json", type=Path, default=None, help="also write every result here")
     return parser
@@ -127,7 +130,8 @@ def main() -> None:
         if not path.exists():
             scene_gen.write_kitchen(scene_gen.generate(seed), path)
     os.environ["GALLEY_CONFIG_DIR"] = str(root / "config")  # the workers find the kitchens there
-    jobs = [("kitchen", e) for e in _entries(REPO / "config" / "suites" / "kitchen_v1.yaml", baseline)]
+    shipped_suite = REPO / "config" / "suites" / "kitchen_v1.yaml"
+    jobs = [("kitchen", e) for e in _entries(shipped_suite, baseline, moved=args.object)]
     for seed in seeds:
         name = scene_name(seed)
         suite = root / "config" / "suites" / f"{name}_v1.yaml"

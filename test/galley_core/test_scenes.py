@@ -11,9 +11,18 @@ import yaml
 
 from galley_core.approach import ApproachConfig, derive_approach
 from galley_core.episode import sample_episode
+from galley_core.manipulation.gripper import GALLEY_MM_GRIPPER
 from galley_core.manipulation.kinematics import load_arm
 from galley_core.scene import SceneError, load_scene, parse_scene
-from galley_core.scenes.catalogue import CATALOGUE, MAX_GRASP_WIDTH_M, draw_object, grasp_width
+from galley_core.scenes.catalogue import (
+    CATALOGUE,
+    MAX_GRASP_WIDTH_M,
+    PAD_CLEARANCE_M,
+    RIM_GRIP_M,
+    draw_object,
+    grasp_of,
+    grasp_width,
+)
 from galley_core.scenes.checks import check_arm, check_fit, check_names, check_overlaps
 from galley_core.scenes.generate import ZONE_COLOURS, ZONE_SPACING_M, draw_scene
 from galley_core.scenes.splits import SPLITS, scene_name, split_seeds
@@ -56,6 +65,34 @@ def test_the_shipped_five_keep_the_kitchens_size_and_grasp() -> None:
             assert tuple(entry["size"]) == spec.size
             assert tuple(entry["grasp_offset"]) == spec.grasp_offset
             assert entry.get("grasp_yaw", 0.0) == spec.grasp_yaw
+
+
+def test_rim_grasps_keep_the_finger_pads_off_the_base_and_on_the_rim() -> None:
+    """The pads reach 15 mm below the tcp: a plate's grasp 16 mm up put their tips on its base."""
+    reach = GALLEY_MM_GRIPPER.pad_reach_m
+    rng = random.Random(2)
+    for kind in (k for k in CATALOGUE if k.shape in ("bowl", "plate")):
+        for _ in range(5):
+            entry = draw_object(kind, rng)
+            _, height, wall = entry["size"]
+            tips = entry["grasp_offset"][2] - reach
+            assert tips >= wall + PAD_CLEARANCE_M - 1e-9, kind.name
+            assert height - tips >= RIM_GRIP_M - 1e-9, kind.name
+    plate = next(k for k in CATALOGUE if k.name == "plate")
+    assert grasp_of("plate", "plate", plate.size)[0][2] == pytest.approx(0.006 + reach + PAD_CLEARANCE_M)
+    assert grasp_of("bowl", "bowl", (0.065, 0.05, 0.006))[0] == (0.062, 0.0, 0.04)  # 80 % up: clear anyway
+    with pytest.raises(ValueError, match="too low"):
+        grasp_of("saucer", "plate", (0.07, 0.015, 0.006))
+
+
+def test_the_fit_check_refuses_a_rim_grasp_whose_pads_catch_the_base() -> None:
+    document = yaml.safe_load(KITCHEN.read_text())
+    document["objects"]["plate"]["grasp_offset"] = [0.087, 0.0, 0.016]  # the grasp that flipped plates
+    (problem,) = check_fit(parse_scene(document))
+    assert "'plate'" in problem and "base" in problem and "at least 0.022 m" in problem
+    document["objects"]["plate"]["grasp_offset"] = [0.087, 0.0, 0.024]  # 11 mm of rim: it slid out
+    (problem,) = check_fit(parse_scene(document))
+    assert "'plate'" in problem and "at most 0.023 m" in problem
 
 
 def test_derived_approaches_match_the_kitchens_hand_set_ones() -> None:

@@ -9,10 +9,15 @@ shipped kitchen keep exactly their values there; the others follow the same rule
 * round things (sphere, cylinder) are grasped on the axis, a sphere at its centre, a cylinder at
   two thirds of its height (the cup's 0.06 m of 0.09 m), a tall one (a bottle) higher, so that the
   palm stays :data:`PALM_CLEARANCE_M` above its top;
-* rimmed things (bowl, plate, pan) on the rim, at the ring's radius (radius - wall / 2), 80 % up;
+* rimmed things (bowl, plate, pan) on the rim, at the ring's radius (radius - wall / 2), 80 % up,
+  but never so low that the finger pads' tips come within :data:`PAD_CLEARANCE_M` of the base
+  (as thick as the wall), nor so high that less than :data:`RIM_GRIP_M` of the rim lies between
+  the pads (:func:`rim_grasp_heights`). The pads reach 15 mm below the tcp
+  (:data:`~galley_core.manipulation.gripper.GALLEY_MM_GRIPPER`): a plate's 20 mm rim is grasped
+  22 mm up, a bowl's 50 mm one 40 mm up;
 * long or flat things (box, fork) across their narrow side (``grasp_yaw`` pi / 2 when the object is
-  longer in x), at 60 % of their height but never lower than 16 mm above the surface below them,
-  where the finger pads (24 mm tall about the tcp) would touch it, nor so low that the palm meets
+  longer in x), at 60 % of their height but never so low that the pads' tips come within
+  :data:`PAD_CLEARANCE_M` of the surface below them (16 mm up), nor so low that the palm meets
   the top; the fork's grasp is moved back along the handle as in the kitchen.
 
 The gripper opens 0.08 m: every grasped width is at most :data:`MAX_GRASP_WIDTH_M`.
@@ -25,26 +30,40 @@ import math
 import random
 from dataclasses import dataclass
 
+from galley_core.manipulation.gripper import GALLEY_MM_GRIPPER as _GRIPPER
+
 __all__ = [
     "CATALOGUE",
     "MAX_GRASP_WIDTH_M",
+    "PAD_CLEARANCE_M",
     "PALM_ABOVE_TCP_M",
     "PALM_CLEARANCE_M",
+    "RIM_GRIP_M",
     "Kind",
     "draw_object",
     "grasp_of",
     "grasp_width",
+    "rim_grasp_heights",
 ]
 
-#: The widest thing the gripper takes between its fingers (0.08 m open, less a margin), metres.
-MAX_GRASP_WIDTH_M = 0.076
-#: The lowest tcp height above the surface below the object: the finger pads reach 12 mm below it.
-_LOWEST_TCP_M = 0.016
-#: How far the palm's underside is above the tcp of a top-down grasp (robot.xml: the palm reaches
-#: 0.04 m along the gripper, the tcp lies at 0.11 m), metres.
-PALM_ABOVE_TCP_M = 0.07
+#: The widest thing the gripper takes between its fingers (fully open, less 4 mm), metres.
+MAX_GRASP_WIDTH_M = round(_GRIPPER.opening_m - 0.004, 4)
+#: The least gap between the finger pads' tips and what lies below them at a grasp (the surface, a
+#: plate's base), metres. A plate grasped 16 mm up would put the tips 5 mm into its 6 mm base: the
+#: descent stopped on the base, and the outer pad, closing from beyond the rim where the base
+#: reaches out as far, caught the base's edge and flipped the plate out (training kitchen_7,
+#: episode 844132). Level with the base (21 mm up) the plate was held.
+PAD_CLEARANCE_M = 0.001
+#: The lowest tcp height above the surface below the object, metres.
+_LOWEST_TCP_M = round(_GRIPPER.pad_reach_m + PAD_CLEARANCE_M, 4)
+#: How far the palm's underside is above the tcp of a top-down grasp, metres.
+PALM_ABOVE_TCP_M = _GRIPPER.palm_above_tcp_m
 #: The least gap between the palm and an object's top at the grasp, metres.
 PALM_CLEARANCE_M = 0.02
+#: The least height of rim between the finger pads at a grasp, metres. A plate held by 11 mm of
+#: its rim (grasped 24 mm up) slid 30 mm in the fingers as it was carried (the shipped kitchen,
+#: episode 464197); by 12 mm or more it was carried.
+RIM_GRIP_M = 0.012
 
 
 @dataclass(frozen=True)
@@ -87,14 +106,23 @@ CATALOGUE: tuple[Kind, ...] = (
     Kind("pan", "bowl", (0.1, 0.045, 0.006), 0.4, (0.2, 0.2, 0.22, 1), scale=0.05),
 )
 
-#: The shipped kitchen's grasps, kept exactly (found on that kitchen; see kitchen.yaml).
+#: The shipped kitchen's grasps, kept exactly (found on that kitchen; see kitchen.yaml). The bowl
+#: and the plate follow the rim rule, which gives the kitchen's values.
 _SHIPPED_GRASPS: dict[str, tuple[tuple[float, float, float], float]] = {
     "apple": ((0.0, 0.0, 0.037), 0.0),
-    "bowl": ((0.062, 0.0, 0.04), 0.0),
     "cup": ((0.0, 0.0, 0.06), 0.0),
     "fork": ((-0.03, 0.0, 0.018), 1.5708),
-    "plate": ((0.087, 0.0, 0.016), 0.0),
 }
+
+
+def rim_grasp_heights(height: float, wall: float) -> tuple[float, float]:
+    """(lowest, highest) tcp height of a top-down grasp on a rim ``height`` tall, metres.
+
+    A bowl's or plate's base is ``wall`` thick. At the lowest height the finger pads' tips stay
+    :data:`PAD_CLEARANCE_M` above the base; at the highest, :data:`RIM_GRIP_M` of the rim is
+    still between the pads. The lowest exceeds the highest where the rim is too low to hold.
+    """
+    return wall + _GRIPPER.pad_reach_m + PAD_CLEARANCE_M, height + _GRIPPER.pad_reach_m - RIM_GRIP_M
 
 
 def grasp_of(name: str, shape: str, size: tuple[float, ...]) -> tuple[tuple[float, float, float], float]:
@@ -111,7 +139,14 @@ def grasp_of(name: str, shape: str, size: tuple[float, ...]) -> tuple[tuple[floa
         return (0.0, 0.0, round(max(2.0 * size[1] / 3.0, size[1] - highest_top), 4)), 0.0
     if shape in ("bowl", "plate"):
         radius, height, wall = size
-        return (round(radius - wall / 2.0, 4), 0.0, round(0.8 * height, 4)), 0.0
+        lowest, highest = rim_grasp_heights(height, wall)
+        if lowest > highest:
+            raise ValueError(
+                f"object {name!r}: its rim ({height:.3f} m, base {wall:.3f} m) is too low for the finger "
+                f"pads to hold {RIM_GRIP_M} m of it clear of the base; make it at least "
+                f"{wall + PAD_CLEARANCE_M + RIM_GRIP_M:.3f} m tall"
+            )
+        return (round(radius - wall / 2.0, 4), 0.0, round(max(0.8 * height, lowest), 4)), 0.0
     if shape == "fork":
         length, _, thickness = size
         return (round(-length / 6.0, 4), 0.0, round(max(thickness + 0.006, _LOWEST_TCP_M), 4)), 1.5708

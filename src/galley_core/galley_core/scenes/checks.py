@@ -8,8 +8,9 @@
   may meet at corners, things may stand on one another), no zone patch leaves its surface or lies
   under something standing on the surface;
 * **fit**: every object fits every zone: it stands wholly on the surface anywhere within the zone's
-  spawn radius, its footprint fits the drawn patch, the gripper closes on it; and episodes can be
-  drawn (objects and goals find room in their zones);
+  spawn radius, its footprint fits the drawn patch, the gripper closes on it (on a bowl's or a
+  plate's rim, the finger pads clear its base and hold enough rim); and episodes can be drawn
+  (objects and goals find room in their zones);
 * **base**: on the scene's occupancy grid inflated by the footprint (the global planner's Theta*
   with its clearance), every point of the start segments is free and every zone's approach pose
   is reachable from them;
@@ -36,7 +37,14 @@ from galley_core.manipulation.kinematics import ArmKinematics
 from galley_core.navigation.grid import OccupancyGrid
 from galley_core.navigation.theta_star import ThetaStar, ThetaStarConfig
 from galley_core.scene import Box, ObjectSpec, Scene, SceneError, Zone
-from galley_core.scenes.catalogue import MAX_GRASP_WIDTH_M, PALM_ABOVE_TCP_M, grasp_width
+from galley_core.scenes.catalogue import (
+    MAX_GRASP_WIDTH_M,
+    PAD_CLEARANCE_M,
+    PALM_ABOVE_TCP_M,
+    RIM_GRIP_M,
+    grasp_width,
+    rim_grasp_heights,
+)
 
 __all__ = ["EPISODES_CHECKED", "check_names", "check_overlaps", "check_scene", "reaches_top_down"]
 
@@ -143,6 +151,28 @@ def _edge_room(zone: Zone, surface: Box) -> float:
     return min(surface.size[0] / 2 - abs(u), surface.size[1] / 2 - abs(v))
 
 
+def _rim_problems(obj: ObjectSpec) -> list[str]:
+    """A bowl's or plate's grasp whose finger pads would touch its base or hold too little rim."""
+    if obj.shape not in ("bowl", "plate"):
+        return []
+    _, height, wall = obj.size
+    lowest, highest = rim_grasp_heights(height, wall)
+    z = obj.grasp_offset[2]
+    if z < lowest - 1e-6:
+        return [
+            f"object {obj.name!r}: at grasp height {z:.3f} m the finger pads' tips "
+            f"({z - (lowest - wall - PAD_CLEARANCE_M):.3f} m up) are not {PAD_CLEARANCE_M} m above its "
+            f"base ({wall:.3f} m thick) and catch it as they close; raise grasp_offset's z to at "
+            f"least {lowest:.3f} m"
+        ]
+    if z > highest + 1e-6:
+        return [
+            f"object {obj.name!r}: at grasp height {z:.3f} m less than {RIM_GRIP_M} m of its rim is "
+            f"between the finger pads; lower grasp_offset's z to at most {highest:.3f} m"
+        ]
+    return []
+
+
 def check_fit(scene: Scene, episodes: int = EPISODES_CHECKED) -> list[str]:
     """Objects too big for a zone or the gripper, and zones without room for an episode's objects."""
     problems = []
@@ -159,6 +189,7 @@ def check_fit(scene: Scene, episodes: int = EPISODES_CHECKED) -> list[str]:
                 f"({PALM_ABOVE_TCP_M} m above the tcp) meets its top ({obj.height:.3f} m); raise "
                 "grasp_offset's z"
             )
+        problems += _rim_problems(obj)
         too_small = []
         for zone in scene.zones:
             room = _edge_room(zone, scene.box(zone.surface))
