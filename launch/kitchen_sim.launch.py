@@ -11,8 +11,10 @@ from ``params_file`` (config/galley.yaml, the same file the embedded host reads)
 code default (``galley nodes --effective NODE`` shows which).
 The task planner turns an instruction on /task/instruction into a plan on /task/plan, which the
 task executor runs; rviz2's "2D Goal Pose" drives the base directly. With ``policy:=RUN`` (a
-``galley train`` run folder) the diffusion_policy node drives base and arm instead of the global
-planner, the controller and the arm controller, and the executor judges steps as they go. With
+``galley train`` run folder, or a shipped policy's name: ``policy:=default``) the diffusion_policy
+node drives base and arm instead of the global planner, the controller and the arm controller, and
+the executor judges steps as they go; the run's ``params.yaml`` (the cameras it was trained with)
+is layered over ``params_file`` for every node, and ``overrides_file`` over both. With
 ``nav2:=true`` Nav2's planner_server and controller_server (and a lifecycle manager) run with
 ``nav2_params_file`` (config/nav2.yaml) in place of galley's global_planner and
 diff_drive_controller; galley's navigator and the executor's moves then go through them
@@ -27,6 +29,7 @@ from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from galley_learning.policy.shipped import PolicyNotFoundError, resolve_policy, run_params
 from galley_nodes import stack
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,6 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 ARGUMENTS = (
     ("use_sim_time", "true", "every node but the simulator runs on /clock (true) or the wall clock"),
     ("params_file", str(REPO / "config" / "galley.yaml"), "ROS 2 params YAML over the nodes' code defaults"),
+    ("overrides_file", "", "ROS 2 params YAML layered last, over params_file and a policy's params.yaml"),
     ("namespace", "", "namespace of every node"),
     ("scene", "kitchen", "scene name (config/scenes/<name>.yaml)"),
     ("seed", "0", "episode seed: robot start, object placement, colours"),
@@ -41,7 +45,7 @@ ARGUMENTS = (
     ("cameras", "true", "render the base and wrist cameras"),
     ("real_time_factor", "1.0", "simulated seconds per wall second"),
     ("planner", "galley", "task planner backend: galley (offline), openai, llama_cpp, transformers"),
-    ("policy", "", "training run of a diffusion policy to drive instead of the oracle nodes (galley train)"),
+    ("policy", "", "diffusion policy to drive instead of the oracle nodes: a shipped name or a run folder"),
     (
         "nav2",
         "false",
@@ -78,6 +82,20 @@ def check_nav2() -> None:
         )
 
 
+def policy_files(value: str) -> tuple[str, list[str]]:
+    """(the run folder policy:= names, its params.yaml where it has one).
+
+    A value that names no policy goes to the diffusion_policy node as given: its error names it.
+    """
+    if not value:
+        return value, []
+    try:
+        run = resolve_policy(value)
+    except PolicyNotFoundError:
+        return value, []
+    return str(run), [str(p) for p in run_params(run)]
+
+
 def stack_nodes(context: object) -> list[Node]:
     """The stack's nodes (and Nav2's) of the mode the launch arguments choose, with its parameters."""
     arg = LaunchConfiguration
@@ -85,8 +103,11 @@ def stack_nodes(context: object) -> list[Node]:
     if mode.nav2:
         check_nav2()
     namespace, use_sim_time = arg("namespace"), arg("use_sim_time")
+    run, run_files = policy_files(arg("policy").perform(context))
+    overrides = [arg("overrides_file")] if arg("overrides_file").perform(context) else []
     # the arguments themselves, not their text: launch_ros reads each value as YAML (seed:=4 an int)
-    parameters = stack.parameters(mode, {name: arg(name) for name, _, _ in ARGUMENTS}, host="ros2")
+    inputs = {name: arg(name) for name, _, _ in ARGUMENTS} | ({"policy": run} if run else {})
+    parameters = stack.parameters(mode, inputs, host="ros2")
     nodes = [
         Node(
             package="galley_nodes",
@@ -95,6 +116,8 @@ def stack_nodes(context: object) -> list[Node]:
             namespace=namespace,
             parameters=[
                 arg("params_file"),
+                *run_files,
+                *overrides,
                 {"use_sim_time": use_sim_time, **{p.name: v for p, v in parameters if p.node == name}},
             ],
             remappings=list(stack.remappings(mode, name).items()),

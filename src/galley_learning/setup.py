@@ -3,6 +3,8 @@
 from setuptools import find_packages, setup
 
 package_name = "galley_learning"
+#: What a shipped policy's run folder installs (setuptools 59, colcon's on Humble, has no "**").
+SHIPPED_POLICY_FILES = ("*/policy.pt", "*/*.json", "*/*.yaml", "*/*.md", "*/*.png", "*/*.csv")
 
 setup(
     name="galley-learning",
@@ -11,7 +13,16 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=[package_name, package_name + ".*"]),
-    package_data={package_name: ["py.typed", "planners/weights/*.pt", "planners/weights/*.json"]},
+    package_data={
+        package_name: [
+            "py.typed",
+            "planners/weights/*.pt",
+            "planners/weights/*.json",
+            # the shipped policies: one run folder each (policy/weights/README.md), its checkpoint.pt
+            # and dataset/ left out (training state, not what acting needs)
+            *(f"policy/weights/{name}" for name in ("README.md", *SHIPPED_POLICY_FILES)),
+        ]
+    },
     install_requires=[
         "galley-core",
         "galley-description",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -262,6 +263,36 @@ def test_eval_runs_the_learned_policy_in_the_simulator(run: Path, tmp_path: Path
     for kind, sr in metrics["sr_executed_by_action"].items():
         ok = [s["success"] == "True" for s in steps if s["step"].startswith(kind)]
         assert sr == pytest.approx(sum(ok) / len(ok)) and sr >= metrics["sr_by_action"][kind]
+
+
+def test_the_shipped_policy_runs_by_name_with_the_cameras_it_was_trained_with(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run carries its collection's params.yaml (64x48 cameras, through the dataset and training);
+    shipped under a name, ``galley eval --policy NAME`` runs it with those cameras, not galley.yaml's."""
+    from galley_learning.policy import shipped
+    from galley_runtime.embedded import EmbeddedHost
+
+    assert "image_width: 64" in (run / "params.yaml").read_text()
+    weights = tmp_path / "weights"
+    shutil.copytree(run, weights / "toy", ignore=shutil.ignore_patterns("checkpoint.pt", "dataset"))
+    monkeypatch.setattr(shipped, "WEIGHTS", weights)
+    cameras: list[tuple[int, int]] = []
+    shutdown = EmbeddedHost.shutdown
+
+    def seen_at_the_end(self: EmbeddedHost) -> None:
+        config = self.node("sim").config
+        cameras.append((config.image_width, config.image_height))
+        shutdown(self)
+
+    monkeypatch.setattr(EmbeddedHost, "shutdown", seen_at_the_end)
+    short = tmp_path / "short.yaml"  # the user's file: no camera settings of its own
+    short.write_text("task_executor:\n  ros__parameters:\n    step_time_limit_s: 2.0\n")
+    argv = ["eval", "--mode", "policy", "--policy", "toy", "--episodes", "1", "--steps", "1"]
+    assert main([*argv, "--params", str(short), "--out", str(tmp_path / "eval")]) == 0
+    assert cameras == [(64, 48)]
+    metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())
+    assert metrics["policy"] == str(weights / "toy") and metrics["episodes"] == 1
 
 
 def test_policy_node_sees_what_training_sees(

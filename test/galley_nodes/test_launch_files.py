@@ -158,3 +158,24 @@ def test_the_parameter_file_configures_every_node_it_names():
         node = load_node_class(name)
         declared = [f.name for f in dataclasses.fields(node.Config)]
         config_for_node(node.Config, f"/{name}", parameters_for(entries, f"/{name}", declared))
+
+
+def test_a_policy_by_name_drives_with_the_cameras_it_was_trained_with(tmp_path, monkeypatch):
+    """policy:=NAME is a shipped policy: the node gets its folder, every node its params.yaml after
+    params_file (and overrides_file after both, for the user's last word)."""
+    from galley_learning.policy import shipped
+
+    toy = tmp_path / "weights" / "toy"
+    toy.mkdir(parents=True)
+    (toy / "policy.pt").write_bytes(b"")
+    (toy / "params.yaml").write_text("sim:\n  ros__parameters:\n    image_width: 64\n")
+    monkeypatch.setattr(shipped, "WEIGHTS", tmp_path / "weights")
+    description = fake_launch.load(REPO / "launch" / "kitchen_sim.launch.py")
+    given = {"policy": "toy", "overrides_file": str(tmp_path / "mine.yaml")}
+    args = fake_launch.arguments_with(description, given)
+    assert fake_launch.started(description, given)["diffusion_policy"]["run"] == str(toy)
+    for node in fake_launch.galley_nodes(description, given):
+        files = [fake_launch.evaluate(p, args) for p in node.parameters if not isinstance(p, dict)]
+        assert files == [args["params_file"], str(toy / "params.yaml"), str(tmp_path / "mine.yaml")]
+    # a value that names no policy reaches the node as given, whose error names it
+    assert fake_launch.started(description, {"policy": "nowhere"})["diffusion_policy"]["run"] == "nowhere"

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 from galley_core.arguments import add_arguments
 from galley_core.config import Config, describe_fields
 from galley_episodes.collection import parse_image_size
+from galley_learning.policy.shipped import PolicyNotFoundError, resolve_policy
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -76,6 +77,19 @@ def add_params_option(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="extra ROS 2 params YAML (layered)",
     )
+
+
+def policy_run(text: str) -> Path:
+    """argparse type of ``--policy NAME|RUN``: a shipped policy's name or a training run folder."""
+    try:
+        return resolve_policy(text)
+    except PolicyNotFoundError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def add_policy_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--policy NAME|RUN``: a shipped policy (``default``) or a ``galley train`` run folder."""
+    parser.add_argument("--policy", type=policy_run, default=None, metavar="NAME|RUN", help=help)
 
 
 def image_size(text: str) -> tuple[int, int]:

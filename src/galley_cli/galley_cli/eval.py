@@ -11,7 +11,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from galley_cli import add_config_options, add_params_option, replan_as_count, require_option
+from galley_cli import (
+    add_config_options,
+    add_params_option,
+    add_policy_option,
+    replan_as_count,
+    require_option,
+)
 from galley_cli.errors import UsageError
 from galley_cli.view import add_view_option, viewing
 from galley_core.arguments import config_from_arguments
@@ -90,11 +96,10 @@ def add_parser(sub: Any) -> None:
     add_config_options(p, EvalConfig, types={"cluster": check_cluster_address})
     replan_as_count(p)
     require_option(p, "mode")  # which evaluation is the user's choice: no default mode is assumed
-    p.add_argument(
-        "--policy",
-        type=Path,
-        default=None,
-        help="training run of a diffusion policy to execute instead of the oracle",
+    add_policy_option(
+        p,
+        "diffusion policy to execute instead of the oracle: a shipped policy's name (default) or a "
+        "galley train run folder; its params.yaml comes under --params",
     )
     p.add_argument("--out", type=Path, default=Path("runs/eval"), help="output folder (default: runs/eval)")
     add_params_option(p)

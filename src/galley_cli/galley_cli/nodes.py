@@ -15,10 +15,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from galley_cli import SCENE_HELP, add_params_option, seed_number
+from galley_cli import SCENE_HELP, add_params_option, add_policy_option, seed_number
 from galley_cli.errors import UsageError
 from galley_core.config import describe_fields
 from galley_episodes.overrides import Resolved, shown_path
+from galley_learning.policy.shipped import layered_params
 from galley_nodes import stack
 from galley_nodes.registry import NODES, load_node_class
 from galley_runtime.config_files import default_params_files
@@ -71,12 +72,13 @@ def _effective(args: argparse.Namespace) -> int:
             f"one of {', '.join(sorted(NODES))}"
         )
     cameras = args.cameras or args.policy is not None
+    params = layered_params(args.policy, args.params)  # as galley run: the run's params.yaml first
     settings = run_settings(
-        args.scene, args.seed, out_dir=args.out, cameras=cameras, params=args.params, policy=args.policy
+        args.scene, args.seed, out_dir=args.out, cameras=cameras, params=params, policy=args.policy
     )
     mode = stack.Mode(driver="policy" if args.policy else "oracle", cameras=cameras, record=bool(args.out))
     for name in args.names:
-        rows = effective_parameters(name, settings, args.params)
+        rows = effective_parameters(name, settings, params)
         runs = "" if name in stack.nodes(mode) else ", where it does not run"
         print(f"{name}  (in galley run's bring-up with these options{runs})")
         width = max(len(field) for field, _, _ in rows)
@@ -116,7 +118,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--scene", default="kitchen", help="--effective: " + SCENE_HELP + " (default: kitchen)")
     p.add_argument("--seed", type=seed_number, default=0, help="--effective: episode seed (default: 0)")
-    p.add_argument("--policy", type=Path, default=None, help="--effective: a training run drives")
+    add_policy_option(p, "--effective: a policy drives (a shipped policy's name or a training run)")
     p.add_argument("--cameras", action="store_true", help="--effective: the cameras render (as --video)")
     p.add_argument("--out", type=Path, default=None, help="--effective: the run records to OUT/bag")
     add_params_option(p)

@@ -4,7 +4,8 @@
 (``meta.json`` inside). A collection is first turned into a dataset at ``RUN/dataset`` (frames at the
 cameras' rate, images resized to ``--image-size``). Training shows progress, writes checkpoints,
 ``loss.png`` and ``report.json`` into RUN, and resumes where it stopped when RUN has a checkpoint
-(``--steps`` may raise the total).
+(``--steps`` may raise the total). The collection's ``params.yaml`` (its cameras) goes with the
+dataset into RUN, so that ``galley eval --policy RUN`` sees the cameras the policy learnt from.
 """
 
 from __future__ import annotations

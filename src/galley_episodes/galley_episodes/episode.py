@@ -44,6 +44,7 @@ from galley_episodes.overrides import Resolved, shown_path
 from galley_episodes.replanning import ReplanLog
 from galley_episodes.report import TopicLog, top_down_axes
 from galley_episodes.scenes import resolve_scene
+from galley_learning.policy.shipped import layered_params
 from galley_nodes import stack
 from galley_runtime import messages
 from galley_runtime.embedded import EmbeddedHost
@@ -172,7 +173,8 @@ def run_episode(
         out_dir: where the report goes (``episode.json``, ``bag/``, ``topdown.png``); None: nowhere,
             and nothing is recorded.
         params: ROS 2 params files layered on config/galley.yaml.
-        policy: a training run of a learned policy, which then replaces the oracle nodes.
+        policy: a training run of a learned policy, which then replaces the oracle nodes; its
+            ``params.yaml`` (the sensors it was trained with) is layered before ``params``.
         progress: print the notes on ``params`` values (:func:`run_settings`) and each step.
         settings: :class:`EpisodeConfig` fields that replace ``config``'s, e.g. ``seed=3``.
 
@@ -187,8 +189,8 @@ def run_episode(
         ConfigError: a setting is not allowed.
     """
     config = dataclasses.replace(config or EpisodeConfig(), **settings)
+    params = layered_params(policy, params)  # the run's sensor settings first: the user's files win
     seed, video, perturb, inject = config.seed, config.video, config.perturb, config.inject
-    max_replans = config.max_replans
     needed = policy_sees_images(policy) or video or config.cameras
     files = resolve_scene(config.scene, say=(lambda line: print(line, flush=True)) if progress else None)
     scene = files.scene
@@ -208,7 +210,7 @@ def run_episode(
         params=list(params),
         policy=policy,
         perturb=perturb,
-        max_replans=max_replans,
+        max_replans=config.max_replans,
         inject=inject,
     )
     if progress:
@@ -217,7 +219,7 @@ def run_episode(
     mode = stack.Mode(
         driver="oracle" if policy is None else "policy",
         record=out_dir is not None,
-        planner=plan is None or bool(max_replans),  # a replan needs the planner
+        planner=plan is None or bool(config.max_replans),  # a replan needs the planner
         inject=bool(inject),
         perturb=perturb > 0,
     )

@@ -29,8 +29,8 @@ chunks and the expert's on the run's held-out episodes (eq. 2's second term); in
 ``p`` = 1/EM + MSE (eq. 2). By default an episode ends at its first failed step, so the later
 steps count as failed too; to score every step, layer ``--params config/policy_eval.yaml`` (the
 task executor's ``teleport_on_failure``, the monitor's ``abort_on_failure``; after a failed pick
-the object is put into the gripper, the arm tucked), after the collection's
-``params.yaml``, which gives the policy the cameras it was trained with.
+the object is put into the gripper, the arm tucked). The run's own ``params.yaml`` (the cameras it
+was trained with) comes first, under every ``--params`` file; RUN may be a shipped policy's name.
 
 ``--steps N`` executes the first N steps of each gold plan (``--steps 1``: the first move alone).
 Where every plan is a single move, ``metrics.json`` also has ``goal_dist_start_m`` and
@@ -84,6 +84,7 @@ from galley_episodes.repair import no_repair_metrics, repair_table, repairs, wri
 from galley_episodes.report import goal_distances, plot_eval, plot_scenes, sr_by_kind, write_csv
 from galley_episodes.scenes import SceneFiles, outside_configuration, resolve_scene, resolve_scenes
 from galley_learning.planners.evaluate import predict_suite_plans
+from galley_learning.policy.shipped import layered_params
 from galley_runtime.config_files import config_dirs
 
 __all__ = ["evaluate", "predict_plans", "scene_groups"]
@@ -183,7 +184,7 @@ def evaluate(
             entries[0].seed,
             out_dir=None,
             cameras=policy_sees_images(policy),
-            params=params,
+            params=layered_params(policy, params),
             policy=policy,
             episode_from="the suite entry's episode",
             max_replans=max_replans,
@@ -422,7 +423,7 @@ def _execute(
         workers=workers,
         cluster=cluster,
         files=("policy", "params"),
-        resources=policy_resources(policy, params),
+        resources=policy_resources(policy, layered_params(policy, params)),
         progress=lambda done: _progress(len(done), len(entries), start, list(done.values())),
     )
 

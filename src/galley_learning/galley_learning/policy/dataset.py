@@ -16,6 +16,8 @@ file                        shape, dtype        content
 ``sampled.npy``             (N,) bool           whether a training window may end at the frame
 ``meta.json``                                   settings, step texts, episodes (bag, split),
                                                 normalisation statistics of state and action
+``params.yaml``                                 the collection's sensor settings (its copy), which
+                                                ``galley train`` passes on to the run
 ==========================  ==================  =============================================
 
 The statistics (min, max, mean, std per dimension, over the training episodes) are saved with the
@@ -43,6 +45,7 @@ from numpy.typing import NDArray
 from galley_learning.policy.config import CAMERAS, DatasetConfig, saved_config
 from galley_learning.policy.frames import ACTION_NAMES, episode_frames
 from galley_learning.policy.observations import GOAL_NAMES, state_names
+from galley_learning.policy.shipped import RUN_PARAMS
 from galley_runtime.recording.staging import interrupted_bags, interrupted_error, is_staging, staged_splits
 
 __all__ = ["DatasetConfig", "PolicyData", "build_dataset", "find_bags", "normalizer_stats", "sampled_frames"]
@@ -174,6 +177,8 @@ def build_dataset(
         "episodes": episodes,
     }
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    if (Path(collection) / RUN_PARAMS).is_file():  # its sensor settings, for the runs trained on it
+        shutil.copyfile(Path(collection) / RUN_PARAMS, out / RUN_PARAMS)
     return meta
 
 

@@ -6,6 +6,8 @@ dataset's normalisation statistics), ``checkpoint.pt`` (weights, EMA, optimiser,
 resumes from it; policy/checkpoints.py), ``policy.pt`` (the EMA weights
 and everything the policy node needs), ``loss.csv`` and ``loss.png`` (training and validation loss)
 and ``report.json`` (the last losses and the MSE of Kitchen-R's eq. (2) on the held-out episodes).
+``params.yaml`` is the dataset's copy of its collection's sensor settings (camera size and rate, the
+monitor's camera rate rules): wherever the run acts, they are layered first (policy/shipped.py).
 
 Vision backbones learn at ``backbone_lr_scale`` (10 %) of the learning rate, as Kitchen-R reports.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
@@ -31,6 +34,7 @@ from galley_learning.policy.dataset import PolicyData
 from galley_learning.policy.model import DiffusionPolicy, pick_device, tokenize, with_vocabulary
 from galley_learning.policy.normalize import Normalizer
 from galley_learning.policy.runtime import PolicyRunner
+from galley_learning.policy.shipped import RUN_PARAMS
 from galley_runtime.config_files import find_scene
 
 __all__ = [
@@ -155,11 +159,15 @@ def _vocabulary(data: PolicyData) -> list[str]:
 def _setup(
     run: Path, data: PolicyData, data_dir: Path, config: TrainConfig | None
 ) -> tuple[TrainConfig, PolicyConfig]:
-    """The run's settings and network.
+    """The run's settings and network; the dataset's ``params.yaml`` copied into ``run``.
 
     When resuming, those saved in ``run`` (``config`` may raise the steps); else ``config`` and a
     network sized for the data, saved now.
     """
+    sensors = data_dir / RUN_PARAMS
+    if sensors.is_file() and not (run / RUN_PARAMS).exists():  # where the run acts, the same sensors
+        run.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(sensors, run / RUN_PARAMS)
     if (run / "checkpoint.pt").exists():
         train_config, net = _saved(run)
         return (replace(train_config, steps=config.steps) if config else train_config), net

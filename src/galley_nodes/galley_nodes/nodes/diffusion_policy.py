@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -48,6 +47,7 @@ from galley_learning.policy.frames import ee_pose, goal_tracker, load_robot_arm
 from galley_learning.policy.goals import GOAL_NAMES, Planar, goal_features, planar_from_transform, step_kind
 from galley_learning.policy.observations import decode_action, gripper_opening, hold_idle, policy_state
 from galley_learning.policy.sensors import SENSOR_NAMES, Perceived, SensorGoals, perceived_from_msg
+from galley_learning.policy.shipped import resolve_policy
 from galley_nodes.nodes.arm_controller import FINGERS
 from galley_runtime.config_files import find_scene
 from galley_runtime.conversions import (
@@ -67,7 +67,9 @@ _JUMP_RAD = 0.05
 
 @dataclass(frozen=True)
 class DiffusionPolicyConfig(Config):
-    run: str = param("", "training run folder (galley train --out RUN) holding policy.pt")
+    run: str = param(
+        "", "a shipped policy's name (default) or a training run folder (galley train --out RUN)"
+    )
     device: str = param("cpu", "torch device: cpu, cuda, cuda:N, auto", pattern=TORCH_DEVICES)
     cpu_threads: int = param(1, "torch threads on a CPU; 0: torch's default", ge=0)
     rate_hz: float = param(10.0, "observation and action rate; the dataset's frame rate", unit="Hz", gt=0.0)
@@ -118,13 +120,15 @@ class DiffusionPolicyNode(Node):
         from galley_learning.policy.runtime import PolicyRunner, RunMismatchError  # noqa: PLC0415 (deferred: torch)
 
         if not config.run:
-            raise ConfigError("run", config.run, "a training run folder (galley train --out RUN)")
+            raise ConfigError("run", config.run, "a shipped policy's name or a training run folder")
         try:
             self.policy = PolicyRunner(
-                Path(config.run), device=config.device, seed=config.seed, threads=config.cpu_threads
+                resolve_policy(config.run), device=config.device, seed=config.seed, threads=config.cpu_threads
             )
         except FileNotFoundError as err:
-            raise ConfigError("run", config.run, f"a training run folder with policy.pt ({err})") from None
+            raise ConfigError(
+                "run", config.run, f"a shipped policy or a run folder with policy.pt ({err})"
+            ) from None
         except RunMismatchError as err:
             raise ConfigError("run", config.run, str(err)) from None
         except ValueError as err:
