@@ -168,13 +168,18 @@ INDIRECT_AND_HEDGED = {
     "cleft": ["what i need is the apple in the red section"],
     "unknown verb with a zone": ["the yellow zone, plop the cup there", "stow the plate in the purple tile"],
     "inflected verb": ["would you mind swapping the bowl and the cup?",
-                       "would you mind bringing the apple and the cup to the green section?"],
+                       "would you mind bringing the apple and the cup to the green section?",
+                       "would you mind flipping the positions of the bowl and the cup?",
+                       "Robot, would you mind interchanging the plate and the fork?"],
+    "thinking aloud": ["Hmm, let's see... please set the bowl down in the green zone",
+                       "let me think, move the cup to red"],
 }  # fmt: skip
 STILL_REFUSED = [
     "could you tell me where the bowl is?", "can you see the plate?", "is there anything in the blue zone?",
     "no, stop", "don't move anything", "Stop! Don't move the bowl.", "if you can, don't touch the cup",
     "would you mind washing the cup?", "never mind the fork", "did you move the apple to the red zone?",
     "juggle the bowl", "what is in the red zone?", "move the porcelain mug to red",
+    "would you mind flipping the bowl?", "let's see the bowl", "Let's see... wash the cup",
 ]  # fmt: skip
 
 

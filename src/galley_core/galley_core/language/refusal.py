@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from galley_core.language.asides import drop_asides, verb_stem
+from galley_core.language.asides import drop_asides, drop_remarks, verb_stem
 from galley_core.language.lexicon import (
     ADJECTIVES,
     AUX,
@@ -80,7 +80,7 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     """
     objects, zones = scene_words(scene)
     reading = read(text, scene)
-    tokens, request = drop_phrases(reading.tokens, REQUEST_PHRASES)
+    tokens, request = drop_phrases(drop_remarks(reading.tokens, scene), REQUEST_PHRASES)
     tokens, indirect = drop_asides(tokens, scene)
     request = request or indirect
     quoted = f"{' '.join(text.split())!r}"
