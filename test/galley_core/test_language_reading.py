@@ -171,6 +171,7 @@ INDIRECT_AND_HEDGED = {
                        "would you mind bringing the apple and the cup to the green section?",
                        "would you mind flipping the positions of the bowl and the cup?",
                        "Robot, would you mind interchanging the plate and the fork?"],
+    "swap with a location reference": ["Flip the positions of the thing in the red zone and the cup."],
     "thinking aloud": ["Hmm, let's see... please set the bowl down in the green zone",
                        "let me think, move the cup to red"],
 }  # fmt: skip
@@ -180,6 +181,7 @@ STILL_REFUSED = [
     "would you mind washing the cup?", "never mind the fork", "did you move the apple to the red zone?",
     "juggle the bowl", "what is in the red zone?", "move the porcelain mug to red",
     "would you mind flipping the bowl?", "let's see the bowl", "Let's see... wash the cup",
+    "flip the thing in the red zone",
 ]  # fmt: skip
 
 

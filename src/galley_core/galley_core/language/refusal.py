@@ -70,6 +70,16 @@ def _clauses(tokens: Sequence[str]) -> list[list[str]]:
     return [c for c in clauses if c]
 
 
+def _stand_ins(spans: Sequence[tuple[int, int, str]], words: Sequence[str], scene: Scene) -> dict[str, str]:
+    """Zone -> an object the request does not name, for each zone referred to by location.
+
+    "Swap the thing in the red zone and the cup" is a swap of two objects whichever object lies
+    there: refusal does not see the image, so any other object of the scene stands in for it.
+    """
+    others = [o for o in scene.object_names if o not in words]
+    return {zone: obj for (_, _, zone), obj in zip(spans, others, strict=False)}
+
+
 def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912, PLR0915 -- one rule each
     """Why the scene cannot ground ``text``: (kind, reason), or None when it is in scope.
 
@@ -117,7 +127,7 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     cleft = first in WH and content[1:2] in (["i"], ["we"])
     # A swap or "next to" read whole ("could the cup go next to the bowl?", "where the fork is, put
     # the apple"): a request, unless it opens as a question about the scene ("is the cup by the bowl?").
-    related = relations(canonical_tokens(text, scene), scene) is not None
+    related = relations(canonical_tokens(text, scene, _stand_ins(spans, words, scene)), scene) is not None
     related = related and first not in AUX - MODALS and not (first in WH and ends_with_question)
     if (
         not request
