@@ -257,3 +257,16 @@ def test_an_object_named_like_a_colour_is_the_object_and_a_missing_zone_still_re
     assert refusal("move the orange to the teal zone", furnished) is None
     kind, reason = refusal("move the cup to the red zone", furnished)
     assert kind == "unknown_name" and "'red'" in reason
+
+
+def test_an_object_named_like_a_modal_opens_a_request_unless_a_person_follows(kitchen):
+    from dataclasses import replace
+
+    scene = replace(
+        kitchen, objects=tuple(replace(o, name="can" if o.name == "cup" else o.name) for o in kitchen.objects)
+    )
+    for text in ("Can -- the green zone", "can: green"):
+        assert refusal(text, scene) is None
+        assert canonical(text, scene) == "move the can to the green zone"
+    assert refusal("can you put the can in green?", scene) is None
+    assert refusal("Can I see the can?", scene) is not None

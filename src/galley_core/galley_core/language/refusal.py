@@ -129,11 +129,14 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     # the apple"): a request, unless it opens as a question about the scene ("is the cup by the bowl?").
     related = relations(canonical_tokens(text, scene, _stand_ins(spans, words, scene)), scene) is not None
     related = related and first not in AUX - MODALS and not (first in WH and ends_with_question)
+    # An object named like a modal ("can") opens a request, unless a person follows ("can you ...").
+    named = first in objects and content[1:2] not in (["you"], ["u"], ["i"], ["we"])
     if (
         not request
         and not related
         and not subject
         and not cleft
+        and not named
         and (first in WH or first in AUX - {"have", "do"} or (ends_with_question and not action_first))
     ):
         return "out_of_scope", (
