@@ -3,6 +3,7 @@
 Usage::
 
     python bench/planner_scenes.py [--quick] [--kitchens N] [--per-split N] [--weights PT]
+        [--grounding scene|learned]
 
 For each unseen kitchen (:data:`galley_core.scenes.splits.SPLITS` ``unseen``, seeds 1000..1019;
 nothing trains on them) the ``galley`` backend plans, on each entry's rendered top-down image:
@@ -38,7 +39,7 @@ from galley_core.tasks.suite import SuiteEntry, generate_suite, load_suite
 from galley_learning.planners.evaluate import Outcome, plan_entries, spread
 from galley_learning.planners.everyday import everyday_set
 from galley_learning.planners.galley_model import V2_WEIGHTS, V3_WEIGHTS
-from galley_learning.planners.galley_planner import GalleyPlanner
+from galley_learning.planners.galley_planner import GROUNDINGS, GalleyPlanner
 from galley_learning.planners.images import TopDownRenderer
 
 EVERYDAY_SEED_BASE = 30_000_000
@@ -152,18 +153,21 @@ def main() -> None:
     parser.add_argument("--per-split", type=int, default=60, help="requests per set and kitchen")
     parser.add_argument("--everyday", type=int, default=60, help="everyday requests per kitchen")
     parser.add_argument("--weights", default=str(V3_WEIGHTS), help="galley planner weights (.pt)")
+    parser.add_argument(
+        "--grounding", choices=GROUNDINGS, default="scene", help="where v3 reads each object's zone from"
+    )
     args = parser.parse_args()
     kitchens, per_split, everyday = (
         (5, 20, 24) if args.quick else (args.kitchens, args.per_split, args.everyday)
     )
     started = time.monotonic()
-    planner = GalleyPlanner(weights=args.weights)
+    planner = GalleyPlanner(weights=args.weights, grounding=args.grounding)
     unseen = unseen_kitchens(planner, split_seeds("unseen")[:kitchens], per_split, everyday)
     shipped = shipped_kitchen(
         {"v2": GalleyPlanner(weights=V2_WEIGHTS), "new": planner}, 4 * per_split, 4 * everyday
     )
     pooled = unseen["pooled"]
-    print(f"\n{kitchens} unseen kitchens ({args.weights}):")
+    print(f"\n{kitchens} unseen kitchens ({args.weights}, grounding {args.grounding}):")
     print(f"{'set':<20} {'count':>6} {'whole plan':>11} {'refused':>8}")
     for name in (*IN_SCOPE, "out_of_scope"):
         row = pooled[name]
@@ -180,11 +184,12 @@ def main() -> None:
         old, new = shipped["v2"][name][key], shipped["new"][name][key]
         ratios[name] = round(new / old, 3) if old else None
         print(f"{name:<20} {old:>7.3f} {new:>7.3f} {ratios[name] or 0:>7.3f}")
-    print("\nfailures in unseen kitchens (first 15):")
-    for line in unseen["failures"][:15]:
+    print("\nfailures in unseen kitchens (first 40):")
+    for line in unseen["failures"][:40]:
         print("  " + line)
     figures = {
         "weights": args.weights,
+        "grounding": args.grounding,
         "unseen_kitchens": kitchens,
         "unseen": pooled,
         "unseen_failures": unseen["failures"][:30],

@@ -168,13 +168,20 @@ INDIRECT_AND_HEDGED = {
     "cleft": ["what i need is the apple in the red section"],
     "unknown verb with a zone": ["the yellow zone, plop the cup there", "stow the plate in the purple tile"],
     "inflected verb": ["would you mind swapping the bowl and the cup?",
-                       "would you mind bringing the apple and the cup to the green section?"],
+                       "would you mind bringing the apple and the cup to the green section?",
+                       "would you mind flipping the positions of the bowl and the cup?",
+                       "Robot, would you mind interchanging the plate and the fork?"],
+    "swap with a location reference": ["Flip the positions of the thing in the red zone and the cup."],
+    "thinking aloud": ["Hmm, let's see... please set the bowl down in the green zone",
+                       "let me think, move the cup to red"],
 }  # fmt: skip
 STILL_REFUSED = [
     "could you tell me where the bowl is?", "can you see the plate?", "is there anything in the blue zone?",
     "no, stop", "don't move anything", "Stop! Don't move the bowl.", "if you can, don't touch the cup",
     "would you mind washing the cup?", "never mind the fork", "did you move the apple to the red zone?",
     "juggle the bowl", "what is in the red zone?", "move the porcelain mug to red",
+    "would you mind flipping the bowl?", "let's see the bowl", "Let's see... wash the cup",
+    "flip the thing in the red zone",
 ]  # fmt: skip
 
 
@@ -250,3 +257,16 @@ def test_an_object_named_like_a_colour_is_the_object_and_a_missing_zone_still_re
     assert refusal("move the orange to the teal zone", furnished) is None
     kind, reason = refusal("move the cup to the red zone", furnished)
     assert kind == "unknown_name" and "'red'" in reason
+
+
+def test_an_object_named_like_a_modal_opens_a_request_unless_a_person_follows(kitchen):
+    from dataclasses import replace
+
+    scene = replace(
+        kitchen, objects=tuple(replace(o, name="can" if o.name == "cup" else o.name) for o in kitchen.objects)
+    )
+    for text in ("Can -- the green zone", "can: green"):
+        assert refusal(text, scene) is None
+        assert canonical(text, scene) == "move the can to the green zone"
+    assert refusal("can you put the can in green?", scene) is None
+    assert refusal("Can I see the can?", scene) is not None

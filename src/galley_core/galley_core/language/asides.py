@@ -25,10 +25,16 @@ from galley_core.language.lexicon import (
 )
 from galley_core.scene import Scene
 
-__all__ = ["drop_asides", "verb_stem", "wishes_as_requests"]
+__all__ = ["drop_asides", "drop_remarks", "verb_stem", "wishes_as_requests"]
 
-#: Verbs of rearranging that keep their meaning when inflected ("swapping the bowl and the cup").
-_REARRANGING = frozenset({"pick", "swap", "switch", "exchange", "trade", "gather", "collect", "group"})
+#: Verbs of rearranging that keep their meaning when inflected ("swapping the bowl and the cup",
+#: "flipping the positions of the bowl and the cup"): the verbs of a swap read inflected too.
+_REARRANGING = frozenset(
+    {"pick", "swap", "switch", "exchange", "trade", "gather", "collect", "group", "interchange", "flip",
+     "reverse", "transpose", "invert", "permute", "replace", "change"}
+)  # fmt: skip
+#: Words that open a remark of the speaker's own, thinking aloud ("let's see", "let me think").
+_HORTATIVE = (("let", "us"), ("let", "me"))
 #: Words that open a clause about the listener or the circumstances, not about the task.
 _SUBORDINATORS = frozenset({"if", "when", "whenever", "while", "once", "as", "unless"})
 #: Pronouns that make such a clause an aside ("if you can", "while you are at it", "once that is done").
@@ -152,6 +158,34 @@ def drop_asides(tokens: Sequence[str], scene: Scene) -> tuple[list[str], bool]:
         }
         out = [t for n, t in enumerate(out) if n not in idle]
     return out, start > 0
+
+
+def drop_remarks(tokens: Sequence[str], scene: Scene) -> list[str]:
+    """``tokens`` without the speaker's remarks to themselves: "let's see", "let me think".
+
+    A stretch between punctuation that opens with "let us" or "let me" and names nothing of the
+    scene, no verb of carrying or rearranging and no relation is thinking aloud; its verb ("see",
+    "think") is not an action asked for. Only when another stretch names an object ("let's see...
+    put the bowl in green"); "let's dance" alone stays, to be refused.
+    """
+    names = frozenset(scene.object_names) | frozenset(scene.zone_names)
+    carrying = names | MOVE_VERBS | _REARRANGING | RELATIONS | REFERENCE_NOUNS
+    stretches: list[list[int]] = [[]]
+    for n, token in enumerate(tokens):
+        if is_word(token):
+            stretches[-1].append(n)
+        else:
+            stretches.append([])
+    if not any(tokens[n] in names for stretch in stretches for n in stretch):
+        return list(tokens)
+    remarks = {
+        n
+        for stretch in stretches
+        if tuple(tokens[n] for n in stretch[:2]) in _HORTATIVE
+        and not any(tokens[n] in carrying or verb_stem(tokens[n]) in carrying for n in stretch)
+        for n in stretch
+    }
+    return [t for n, t in enumerate(tokens) if n not in remarks]
 
 
 _WISH = frozenset({"want", "need", "like", "love", "prefer"})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from galley_core.language.asides import drop_asides, verb_stem
+from galley_core.language.asides import drop_asides, drop_remarks, verb_stem
 from galley_core.language.lexicon import (
     ADJECTIVES,
     AUX,
@@ -70,6 +70,16 @@ def _clauses(tokens: Sequence[str]) -> list[list[str]]:
     return [c for c in clauses if c]
 
 
+def _stand_ins(spans: Sequence[tuple[int, int, str]], words: Sequence[str], scene: Scene) -> dict[str, str]:
+    """Zone -> an object the request does not name, for each zone referred to by location.
+
+    "Swap the thing in the red zone and the cup" is a swap of two objects whichever object lies
+    there: refusal does not see the image, so any other object of the scene stands in for it.
+    """
+    others = [o for o in scene.object_names if o not in words]
+    return {zone: obj for (_, _, zone), obj in zip(spans, others, strict=False)}
+
+
 def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912, PLR0915 -- one rule each
     """Why the scene cannot ground ``text``: (kind, reason), or None when it is in scope.
 
@@ -80,7 +90,7 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     """
     objects, zones = scene_words(scene)
     reading = read(text, scene)
-    tokens, request = drop_phrases(reading.tokens, REQUEST_PHRASES)
+    tokens, request = drop_phrases(drop_remarks(reading.tokens, scene), REQUEST_PHRASES)
     tokens, indirect = drop_asides(tokens, scene)
     request = request or indirect
     quoted = f"{' '.join(text.split())!r}"
@@ -117,13 +127,16 @@ def refusal(text: str, scene: Scene) -> tuple[str, str] | None:  # noqa: PLR0912
     cleft = first in WH and content[1:2] in (["i"], ["we"])
     # A swap or "next to" read whole ("could the cup go next to the bowl?", "where the fork is, put
     # the apple"): a request, unless it opens as a question about the scene ("is the cup by the bowl?").
-    related = relations(canonical_tokens(text, scene), scene) is not None
+    related = relations(canonical_tokens(text, scene, _stand_ins(spans, words, scene)), scene) is not None
     related = related and first not in AUX - MODALS and not (first in WH and ends_with_question)
+    # An object named like a modal ("can") opens a request, unless a person follows ("can you ...").
+    named = first in objects and content[1:2] not in (["you"], ["u"], ["i"], ["we"])
     if (
         not request
         and not related
         and not subject
         and not cleft
+        and not named
         and (first in WH or first in AUX - {"have", "do"} or (ends_with_question and not action_first))
     ):
         return "out_of_scope", (

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from galley_core.language.asides import verb_stem
 from galley_core.language.structure import split_clauses
 from galley_core.scene import Scene
 
@@ -71,7 +72,7 @@ def _clauses(tokens: Sequence[str]) -> list[list[str]] | None:
 
 def _is_swap(clause: Sequence[str]) -> bool:
     text = " ".join(clause)
-    return bool(SWAP_WORDS & set(clause)) or any(
+    return bool(SWAP_WORDS & {verb_stem(w) for w in clause} | SWAP_WORDS & set(clause)) or any(
         p in text for p in ("other way", "each other", "one another")
     )
 

@@ -67,7 +67,11 @@ def make_planner(
     if backend == "galley":
         from galley_learning.planners.galley_planner import GalleyPlanner  # noqa: PLC0415 (optional: torch)
 
-        return GalleyPlanner(weights=options.get("weights") or None, constrained=prompt.constrained)
+        return GalleyPlanner(
+            weights=options.get("weights") or None,
+            constrained=prompt.constrained,
+            grounding=options.get("grounding") or "scene",
+        )
     if backend == "openai":
         from galley_learning.planners.openai_backend import OpenAIConfig, OpenAIPlanner  # noqa: PLC0415 (deferred: httpx)
 

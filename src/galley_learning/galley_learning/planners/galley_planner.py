@@ -56,8 +56,16 @@ from galley_learning.planners.galley_slots import (
     SlotVocabulary,
     load_slot_model,
 )
+from galley_learning.planners.grounding import presence_scores
 
-__all__ = ["GalleyPlanner"]
+__all__ = ["GROUNDINGS", "GalleyPlanner"]
+
+#: Where v3 reads each object's zone from: ``scene`` matches the scene file's description of every
+#: object against the image (:mod:`.grounding`), the network's presence score breaking the ties
+#: the image leaves; ``learned``: the network's presence score alone.
+GROUNDINGS = ("scene", "learned")
+#: Weight of the network's presence logits beside the description match's log-likelihoods.
+LEARNED_WEIGHT = 0.25
 
 
 Model = tuple[PlannerNet | SlotPlannerNet, Vocabulary | SlotVocabulary, dict[str, Any]]
@@ -167,12 +175,22 @@ class GalleyPlanner(Planner):
             per scene: v2 in the scene v2 was trained on, v3 everywhere else.
         constrained: mask steps the scene does not allow (the default); False lets every step of the
             model's vocabulary through (for the Table II ablation).
+        grounding: with v3 weights, where each object's zone is read from (:data:`GROUNDINGS`);
+            v2 weights always use their presence head (its objects are the shipped kitchen's).
+
+    Raises:
+        ValueError: an unknown ``grounding``.
     """
 
     name = "galley"
     accepts_image = True
 
-    def __init__(self, *, weights: str | Path | None = None, constrained: bool = True) -> None:
+    def __init__(
+        self, *, weights: str | Path | None = None, constrained: bool = True, grounding: str = "scene"
+    ) -> None:
+        if grounding not in GROUNDINGS:
+            raise ValueError(f"grounding = {grounding!r}: use one of {', '.join(GROUNDINGS)}")
+        self.grounding = grounding
         torch.set_num_threads(max(1, min(4, torch.get_num_threads())))
         self.net, self.vocab, self.training = _shared_model(weights or DEFAULT_WEIGHTS)
         self.constrained = constrained
@@ -273,7 +291,8 @@ class GalleyPlanner(Planner):
         c = self.net.config
         slots = self._slots(scene)
         allowed = self._allowed(scene, slots)
-        inputs = [image_inputs(scene, np.asarray(image, dtype=np.uint8)[..., :3], c) for image in images]
+        arrays = [np.asarray(image, dtype=np.uint8)[..., :3] for image in images]
+        inputs = [image_inputs(scene, image, c) for image in arrays]
         glimpses, view = to_tensors(np.stack([g for g, _ in inputs]), np.stack([v for _, v in inputs]))
         if slots is None:
             net = self.net
@@ -295,6 +314,9 @@ class GalleyPlanner(Planner):
             with torch.no_grad():
                 looked, view_tokens = net.see(padded, view, zone_mask)
                 seen = net.presence(looked, objects, zone_mask)[:, :z, : len(scene.objects)]
+            if self.grounding == "scene":
+                described = np.stack([presence_scores(scene, image) for image in arrays])
+                seen = torch.from_numpy(described).float() + LEARNED_WEIGHT * seen
             # Each object is grounded where the joint assignment puts it (one object per zone).
             place = torch.zeros(b, SLOTS, SLOTS)
             for row, scores in enumerate(seen):

@@ -20,6 +20,7 @@ __all__ = [
     "TopDownRenderer",
     "blank_like",
     "map_to_pixel",
+    "pixels_per_metre",
     "read_png",
     "render_top_down",
     "resize",
@@ -45,6 +46,12 @@ def map_to_pixel(scene: Scene, x_m: float, y_m: float, width: int, height: int) 
     return col, row
 
 
+def pixels_per_metre(scene: Scene, width: int, height: int) -> float:
+    """Pixels per metre of a top-down image of that size (the same along both axes)."""
+    x0, y0, x1, y1 = scene.bounds
+    return width / (max(y1 - y0, (x1 - x0) * height / width) * width / height)
+
+
 def resize(image: np.ndarray[Any, Any], width: int, height: int) -> np.ndarray[Any, Any]:
     """``image`` (H, W, 3) uint8 resized to (height, width, 3), bilinear (returned as is if equal)."""
     if image.shape[0] == height and image.shape[1] == width:
@@ -62,8 +69,7 @@ def zone_glimpses(
     Sampled with nearest neighbours; pixels outside the image are black.
     """
     height, width = image.shape[:2]
-    x0, y0, x1, y1 = scene.bounds
-    px_per_m = width / (max(y1 - y0, (x1 - x0) * height / width) * width / height)
+    px_per_m = pixels_per_metre(scene, width, height)
     offsets = (np.arange(size_px) + 0.5) / size_px * side_m * px_per_m - side_m * px_per_m / 2.0
     out = np.zeros((len(scene.zones), size_px, size_px, 3), dtype=np.uint8)
     for i, zone in enumerate(scene.zones):
