@@ -58,13 +58,16 @@ def test_every_layer_is_named(capsys, user_file, monkeypatch):
 
 
 def test_the_options_choose_the_bring_up(capsys, tmp_path):
+    run = tmp_path / "run"  # a run folder: --policy is checked for one before anything is shown
+    run.mkdir()
+    (run / "policy.pt").write_bytes(b"")
     shown = effective(
         capsys,
         "task_executor",
         "sim",
         "recorder",
         "--policy",
-        "runs/p",
+        str(run),
         "--seed",
         "4",
         "--out",
