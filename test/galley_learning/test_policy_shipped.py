@@ -124,3 +124,22 @@ def test_an_installed_galley_learning_holds_the_shipped_policies(tmp_path: Path)
     installed = out / "galley_learning" / "policy" / "weights"
     assert (installed / "README.md").is_file()
     assert sorted(p.name for p in (installed / "toy").iterdir()) == sorted([*shipped_files, "loss.png"])
+
+
+def test_the_default_policy_ships_and_acts_from_what_the_robot_senses() -> None:
+    """weights/default: the ``sensors`` observation, ``anchor`` actions, its cameras in params.yaml."""
+    import numpy as np  # noqa: PLC0415 (with torch: only this test)
+    import yaml  # noqa: PLC0415
+
+    from galley_learning.policy.runtime import PolicyRunner  # noqa: PLC0415 (optional: torch)
+
+    run = resolve_policy("default")
+    assert (run / "TRAINING.md").is_file() and "default" in shipped.shipped_policies()
+    runner = PolicyRunner(run)
+    assert runner.config.observation == "sensors" and runner.config.actions == "anchor"
+    assert runner.config.cameras == ()  # low-dimensional: no image enters it
+    sim = yaml.safe_load((run / "params.yaml").read_text())["sim"]["ros__parameters"]
+    assert (sim["image_width"], sim["image_height"], sim["camera_rate_hz"]) == (160, 120, 5.0)
+    state = np.zeros((runner.config.obs_horizon, runner.config.state_dim), dtype=np.float32)
+    chunk = runner.act({}, state, "pick the cup")
+    assert chunk.shape == (runner.config.horizon, runner.config.action_dim) and np.all(np.isfinite(chunk))
