@@ -68,7 +68,7 @@ run x --params {inputs}/unknown_param.yaml --out {out} | 'no_such_param'
 eval --mode planner --planner nosuch --out {out} | 'backend' = 'nosuch' is not allowed
 eval --mode planner --suite {missing} --out {out} | suite file {missing} does not exist
 eval --mode planner --episodes 1 --params {inputs}/malformed.yaml --out {out} | {inputs}/malformed.yaml is
-eval --mode policy --policy {missing} --out {out} | policy {missing}: no such run folder; give a galley train run folder
+eval --mode policy --policy {missing} --out {out} | policy {missing}: no such run folder
 eval --mode joint --policy {inputs}/empty --out {out} | {inputs}/empty/policy.pt missing
 collect --episodes 1 --suite {missing} --out {out} | suite file {missing} does not exist
 collect --episodes 1 --scene nosuch --out {out}  | scene 'nosuch' not found

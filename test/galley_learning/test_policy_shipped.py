@@ -128,10 +128,10 @@ def test_an_installed_galley_learning_holds_the_shipped_policies(tmp_path: Path)
 
 def test_the_default_policy_ships_and_acts_from_what_the_robot_senses() -> None:
     """weights/default: the ``sensors`` observation, ``anchor`` actions, its cameras in params.yaml."""
-    import numpy as np  # noqa: PLC0415 (with torch: only this test)
-    import yaml  # noqa: PLC0415
+    import numpy as np
+    import yaml
 
-    from galley_learning.policy.runtime import PolicyRunner  # noqa: PLC0415 (optional: torch)
+    from galley_learning.policy.runtime import PolicyRunner
 
     run = resolve_policy("default")
     assert (run / "TRAINING.md").is_file() and "default" in shipped.shipped_policies()
