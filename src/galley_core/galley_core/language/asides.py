@@ -142,12 +142,7 @@ def drop_asides(tokens: Sequence[str], scene: Scene) -> tuple[list[str], bool]:
                 del out[i:j]
                 continue
         i += 1
-    stretches: list[list[int]] = [[]]
-    for n, token in enumerate(out):
-        if is_word(token):
-            stretches[-1].append(n)
-        else:
-            stretches.append([])
+    stretches = _stretches(out)
     telling = names | MOVE_VERBS | _REARRANGING | UNSUPPORTED_VERBS | RELATIONS | CONNECTORS | REFERENCE_NOUNS
     if any(out[n] in names for stretch in stretches for n in stretch):
         idle = {
@@ -160,6 +155,17 @@ def drop_asides(tokens: Sequence[str], scene: Scene) -> tuple[list[str], bool]:
     return out, start > 0
 
 
+def _stretches(tokens: Sequence[str]) -> list[list[int]]:
+    """The indices of ``tokens`` in runs of words between punctuation (empty runs included)."""
+    stretches: list[list[int]] = [[]]
+    for n, token in enumerate(tokens):
+        if is_word(token):
+            stretches[-1].append(n)
+        else:
+            stretches.append([])
+    return stretches
+
+
 def drop_remarks(tokens: Sequence[str], scene: Scene) -> list[str]:
     """``tokens`` without the speaker's remarks to themselves: "let's see", "let me think".
 
@@ -170,12 +176,7 @@ def drop_remarks(tokens: Sequence[str], scene: Scene) -> list[str]:
     """
     names = frozenset(scene.object_names) | frozenset(scene.zone_names)
     carrying = names | MOVE_VERBS | _REARRANGING | RELATIONS | REFERENCE_NOUNS
-    stretches: list[list[int]] = [[]]
-    for n, token in enumerate(tokens):
-        if is_word(token):
-            stretches[-1].append(n)
-        else:
-            stretches.append([])
+    stretches = _stretches(tokens)
     if not any(tokens[n] in names for stretch in stretches for n in stretch):
         return list(tokens)
     remarks = {
