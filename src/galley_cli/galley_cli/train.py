@@ -2,10 +2,12 @@
 
 ``--data`` is a collection (``galley collect``'s folder of bags) or a dataset folder built from one
 (``meta.json`` inside). A collection is first turned into a dataset at ``RUN/dataset`` (frames at the
-cameras' rate, images resized to ``--image-size``). Training shows progress, writes checkpoints,
-``loss.png`` and ``report.json`` into RUN, and resumes where it stopped when RUN has a checkpoint
-(``--steps`` may raise the total). The collection's ``params.yaml`` (its cameras) goes with the
-dataset into RUN, so that ``galley eval --policy RUN`` sees the cameras the policy learnt from.
+cameras' rate, images resized to ``--image-size``). Several folders, collected with the same settings
+(a collection made in parts, on several machines), are joined into ``RUN/dataset``. Training shows
+progress, writes checkpoints, ``loss.png`` and ``report.json`` into RUN, and resumes where it stopped
+when RUN has a checkpoint (``--steps`` may raise the total). The collection's ``params.yaml`` (its
+cameras) goes with the dataset into RUN, so that ``galley eval --policy RUN`` sees the cameras the
+policy learnt from.
 """
 
 from __future__ import annotations
@@ -31,10 +33,9 @@ DATASET_SET_HERE = ("cameras", "seed")
 
 
 def _run(args: argparse.Namespace) -> int:
-    from galley_learning.policy.dataset import build_dataset  # noqa: PLC0415 (deferred: torch)
     from galley_learning.policy.train import train  # noqa: PLC0415 (deferred: torch)
 
-    data, run = Path(args.data), Path(args.out)
+    run = Path(args.out)
     try:
         config = config_from_arguments(TrainConfig, args)
         images = bool(SIZES[config.size].cameras)
@@ -44,26 +45,7 @@ def _run(args: argparse.Namespace) -> int:
             fields=args.dataset_fields,
             cameras=tuple(DatasetConfig.cameras) if images else (),  # low-dim: no images to read
         )
-        if not (data / "meta.json").exists():
-            dataset = run / "dataset"
-            if (dataset / "meta.json").exists():
-                print(f"galley train: using the dataset built before in {dataset}")
-            else:
-                print(f"galley train: building a dataset from the bags in {data} into {dataset}", flush=True)
-                meta = build_dataset(
-                    data,
-                    dataset,
-                    settings,
-                    workers=args.workers,
-                    progress=lambda i, n, bag: print(f"  [{i}/{n}] {bag}", flush=True),
-                )
-                split = [e["split"] for e in meta["episodes"]]
-                print(
-                    f"galley train: {meta['frames']} frames from {len(split)} episodes "
-                    f"({split.count('train')} train, {split.count('val')} held out)",
-                    flush=True,
-                )
-            data = dataset
+        data = _dataset(args.data, run, settings, args.workers)
         report = train(data, run, config, progress=_progress)
     except (ValueError, FileExistsError) as err:
         raise UsageError(str(err)) from None
@@ -71,6 +53,61 @@ def _run(args: argparse.Namespace) -> int:
     print(f"galley train: loss curve {run / 'loss.png'}")
     print(f"galley train: evaluate with: galley eval --mode policy --policy {run}")
     return 0
+
+
+def _dataset(sources: list[Path], run: Path, settings: DatasetConfig, workers: int) -> Path:
+    """The dataset to train on: ``sources``' one dataset folder, else built (and joined) into RUN/dataset.
+
+    A collection is read into a dataset; several sources (collections or datasets, built alike) are
+    each made a dataset (a collection's in RUN/datasets/<k>) and joined into RUN/dataset.
+    """
+    from galley_learning.policy.dataset import merge_datasets  # noqa: PLC0415 (deferred: torch)
+
+    dataset = run / "dataset"
+    if len(sources) == 1 and (sources[0] / "meta.json").exists():
+        return sources[0]
+    if (dataset / "meta.json").exists():
+        print(f"galley train: using the dataset built before in {dataset}")
+        return dataset
+    if len(sources) == 1:
+        _built(sources[0], dataset, settings, workers)
+        return dataset
+    parts = [_built(src, run / "datasets" / str(k), settings, workers) for k, src in enumerate(sources)]
+    print(f"galley train: joining {len(parts)} datasets into {dataset}", flush=True)
+    _summary(merge_datasets(parts, dataset))
+    return dataset
+
+
+def _built(source: Path, dataset: Path, settings: DatasetConfig, workers: int) -> Path:
+    """``source`` if it is a dataset folder; else its bags read into ``dataset`` (kept from before)."""
+    from galley_learning.policy.dataset import build_dataset  # noqa: PLC0415 (deferred: torch)
+
+    if (source / "meta.json").exists():
+        return source
+    if (dataset / "meta.json").exists():
+        print(f"galley train: using the dataset built before in {dataset}")
+        return dataset
+    print(f"galley train: building a dataset from the bags in {source} into {dataset}", flush=True)
+    meta = build_dataset(
+        source,
+        dataset,
+        settings,
+        workers=workers,
+        progress=lambda i, n, bag: print(f"  [{i}/{n}] {bag}", flush=True),
+    )
+    _summary(meta)
+    return dataset
+
+
+def _summary(meta: dict[str, Any]) -> None:
+    split = [e["split"] for e in meta["episodes"]]
+    print(
+        f"galley train: {meta['frames']} frames from {len(split)} episodes "
+        f"({split.count('train')} train, {split.count('val')} held out)",
+        flush=True,
+    )
+    for skipped in meta.get("skipped", []):
+        print(f"galley train: skipped {skipped['bag']}: {skipped['reason']}", flush=True)
 
 
 def _progress(step: int, steps: int, loss: float, seconds: float) -> None:
@@ -82,7 +119,11 @@ def _progress(step: int, steps: int, loss: float, seconds: float) -> None:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("train", help="train the diffusion policy on collected episodes (progress, resumable)")
     p.add_argument(
-        "--data", type=Path, required=True, help="collection folder (galley collect) or dataset folder"
+        "--data",
+        type=Path,
+        nargs="+",
+        required=True,
+        help="collection folder (galley collect) or dataset folder; several (collected alike) are joined",
     )
     p.add_argument("--out", type=Path, required=True, help="run folder (resumes when it has a checkpoint)")
     add_arguments(

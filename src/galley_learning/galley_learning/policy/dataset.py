@@ -43,12 +43,20 @@ import numpy as np
 from numpy.typing import NDArray
 
 from galley_learning.policy.config import CAMERAS, DatasetConfig, saved_config
-from galley_learning.policy.frames import ACTION_NAMES, episode_frames
+from galley_learning.policy.frames import ACTION_NAMES, NoEstimatesError, episode_frames
 from galley_learning.policy.observations import GOAL_NAMES, state_names
 from galley_learning.policy.shipped import RUN_PARAMS
 from galley_runtime.recording.staging import interrupted_bags, interrupted_error, is_staging, staged_splits
 
-__all__ = ["DatasetConfig", "PolicyData", "build_dataset", "find_bags", "normalizer_stats", "sampled_frames"]
+__all__ = [
+    "DatasetConfig",
+    "PolicyData",
+    "build_dataset",
+    "find_bags",
+    "merge_datasets",
+    "normalizer_stats",
+    "sampled_frames",
+]
 
 
 def sampled_frames(
@@ -153,13 +161,20 @@ def build_dataset(
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
             read = pool.map(_read_episode, *zip(*jobs, strict=True))
-            lengths = _reported(read, bags, progress)
+            results = _reported(read, bags, progress)
     else:
-        lengths = _reported(map(_read_episode, *zip(*jobs, strict=True)), bags, progress)
+        results = _reported(map(_read_episode, *zip(*jobs, strict=True)), bags, progress)
+    skipped = [
+        {"bag": str(bag), "reason": r} for bag, r in zip(bags, results, strict=True) if isinstance(r, str)
+    ]
+    kept = [(bag, n, s) for bag, n, s in zip(bags, results, scenes, strict=True) if isinstance(n, int)]
+    if not kept:
+        shutil.rmtree(parts)
+        raise ValueError(f"no bag of {collection} could be read into frames: {skipped[0]['reason']}")
     episodes = [
         {"bag": str(bag), "frames": n, **_episode_meta(bag)}
         | ({"scene_file": s} if s.endswith(".yaml") else {})
-        for bag, n, s in zip(bags, lengths, scenes, strict=True)
+        for bag, n, s in kept
     ]
     order = list(range(len(episodes)))
     random.Random(config.seed).shuffle(order)
@@ -175,11 +190,119 @@ def build_dataset(
         "state_names": list(state_names(config.observation)),
         "action_names": list(ACTION_NAMES),
         "episodes": episodes,
-    }
+    } | ({"skipped": skipped} if skipped else {})
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     if (Path(collection) / RUN_PARAMS).is_file():  # its sensor settings, for the runs trained on it
         shutil.copyfile(Path(collection) / RUN_PARAMS, out / RUN_PARAMS)
     return meta
+
+
+#: Dataset settings that may differ between the datasets :func:`merge_datasets` joins: each keeps
+#: the held-out episodes its own shuffle chose.
+_MERGE_FREE = ("seed", "val_fraction")
+
+
+def merge_datasets(sources: Sequence[str | Path], out: str | Path) -> dict[str, Any]:
+    """Join dataset folders built with the same settings into ``out``; returns its ``meta.json``.
+
+    For a training set collected in parts (on several machines, or more episodes later): the frames
+    end to end in the order given, every episode keeping its split, step texts joined, the
+    statistics computed anew over all training episodes. ``params.yaml`` is copied when every source
+    has the same one.
+
+    Raises:
+        FileNotFoundError: a source is not a dataset folder.
+        FileExistsError: ``out`` exists and is not an empty folder.
+        ValueError: fewer than two sources, or sources of different settings, observation, actions,
+            cameras or sensor settings (the message names the setting and both folders).
+    """
+    if len(sources) < 2:
+        raise ValueError("merge_datasets joins two or more dataset folders")
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FileExistsError(f"{out} exists and is not empty; choose a new dataset folder")
+    data = [PolicyData.open(src) for src in sources]
+    _check_alike(data)
+    first = data[0]
+    out.mkdir(parents=True, exist_ok=True)
+    total = sum(len(d.state) for d in data)
+    columns = {"state": [d.state for d in data], "action": [d.action for d in data]}
+    columns |= {f"images_{c}": [d.images[c] for d in data] for c in first.meta["cameras"]}
+    if all(d.sampled is not None for d in data):
+        columns["sampled"] = [d.sampled for d in data if d.sampled is not None]
+    for name, parts in columns.items():
+        joined = np.lib.format.open_memmap(
+            out / f"{name}.npy", mode="w+", dtype=parts[0].dtype, shape=(total, *parts[0].shape[1:])
+        )
+        start = 0
+        for part in parts:
+            joined[start : start + len(part)] = part
+            start += len(part)
+        joined.flush()
+    steps: list[str] = []
+    step_ids = [_renumbered_steps(d, steps) for d in data]
+    np.save(out / "step.npy", np.concatenate(step_ids))
+    offsets = np.cumsum([0, *(len(d.state) for d in data)])[:-1]
+    np.save(
+        out / "episode_ends.npy",
+        np.concatenate([d.episode_ends + o for d, o in zip(data, offsets, strict=True)]),
+    )
+    train = [(d, a, b) for d in data for (a, b) in d.episode_ranges("train")] or [
+        (d, 0, len(d.state)) for d in data
+    ]
+    meta = {
+        "frames": total,
+        "cameras": first.meta["cameras"],
+        "stats": {
+            k: normalizer_stats(np.concatenate([np.asarray(getattr(d, k)[a:b]) for d, a, b in train]))
+            for k in ("state", "action")
+        },
+        "config": first.meta["config"],
+        "steps": steps,
+        "state_names": first.meta["state_names"],
+        "action_names": first.meta["action_names"],
+        "episodes": [e for d in data for e in d.meta["episodes"]],
+        "merged_from": [str(d.root) for d in data],
+    }
+    skipped = [e for d in data for e in d.meta.get("skipped", [])]
+    (out / "meta.json").write_text(
+        json.dumps(meta | ({"skipped": skipped} if skipped else {}), indent=1) + "\n"
+    )
+    if (first.root / RUN_PARAMS).is_file():  # then every source has the same (_check_alike)
+        shutil.copyfile(first.root / RUN_PARAMS, out / RUN_PARAMS)
+    return meta
+
+
+def _check_alike(data: list[PolicyData]) -> None:
+    """Raise ValueError unless the datasets were built alike (:func:`merge_datasets`)."""
+    first = data[0]
+    for other in data[1:]:
+        for key in ("state_names", "action_names", "cameras"):
+            if other.meta[key] != first.meta[key]:
+                raise ValueError(f"{other.root} and {first.root} differ in {key}; merge datasets built alike")
+        for key, value in first.meta["config"].items():
+            if key not in _MERGE_FREE and other.meta["config"][key] != value:
+                raise ValueError(
+                    f"{other.root} and {first.root} were built with different {key} "
+                    f"({other.meta['config'][key]!r}, {value!r}); merge datasets built alike"
+                )
+    params = {(d.root / RUN_PARAMS).read_text() if (d.root / RUN_PARAMS).is_file() else None for d in data}
+    if len(params) > 1:
+        raise ValueError(
+            f"the datasets' {RUN_PARAMS} differ (collected with other sensor settings, or some lack it): "
+            "a policy is run with one; merge collections of the same --image-size and --camera-rate"
+        )
+
+
+def _renumbered_steps(data: PolicyData, steps: list[str]) -> NDArray[np.int16]:
+    """``data``'s step indices into ``steps``, which gains the texts it lacks."""
+    index = []
+    for text in data.meta["steps"]:
+        if text not in steps:
+            steps.append(text)
+        index.append(steps.index(text))
+    lookup = np.asarray([*index, -1], dtype=np.int16)  # -1 (no step) stays -1
+    return lookup[np.asarray(data.step)]
 
 
 def bag_scene(bag: Path, collection: Path, default: str) -> str:
@@ -194,22 +317,27 @@ def bag_scene(bag: Path, collection: Path, default: str) -> str:
     return str(kept) if kept.is_file() else name
 
 
-def _read_episode(bag: Path, part: Path, config: DatasetConfig, scene: str) -> int:
+def _read_episode(bag: Path, part: Path, config: DatasetConfig, scene: str) -> int | str:
     """Write one bag's frames to ``part`` (.npz, step texts as strings); returns its frame count.
 
-    ``scene``: the scene the bag was recorded in (:func:`bag_scene`), for its objects' grasps.
+    ``scene``: the scene the bag was recorded in (:func:`bag_scene`), for its objects' grasps. A bag
+    the observation cannot be made from (:class:`~galley_learning.policy.frames.NoEstimatesError`:
+    perception never saw an object of its steps) is skipped: the reason is returned instead.
     """
     cameras = {c: CAMERAS[c] for c in config.cameras}
-    frames = episode_frames(
-        bag,
-        rate_hz=config.rate_hz,
-        image_size=config.image_size,
-        cameras=cameras,
-        observation=config.observation,
-        actions=config.actions,
-        scene=scene,
-        arm_target=config.arm_target,
-    )
+    try:
+        frames = episode_frames(
+            bag,
+            rate_hz=config.rate_hz,
+            image_size=config.image_size,
+            cameras=cameras,
+            observation=config.observation,
+            actions=config.actions,
+            scene=scene,
+            arm_target=config.arm_target,
+        )
+    except NoEstimatesError as err:
+        return str(err)
     np.savez(
         part,
         state=frames.state.astype(np.float32),
@@ -222,9 +350,9 @@ def _read_episode(bag: Path, part: Path, config: DatasetConfig, scene: str) -> i
 
 
 def _reported(
-    lengths: Iterator[int], bags: list[Path], progress: Callable[[int, int, Path], None] | None
-) -> list[int]:
-    """Drain ``lengths`` (one per bag, in order), reporting each bag as it is done."""
+    lengths: Iterator[int | str], bags: list[Path], progress: Callable[[int, int, Path], None] | None
+) -> list[int | str]:
+    """Drain ``lengths`` (one per bag, in order: frames, or why it was skipped), reporting each bag."""
     done = []
     for n in lengths:
         done.append(n)

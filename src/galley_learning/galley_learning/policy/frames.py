@@ -67,6 +67,7 @@ __all__ = [
     "FINGER_OPEN_M",
     "STATE_NAMES",
     "EpisodeFrames",
+    "NoEstimatesError",
     "ee_pose",
     "episode_frames",
     "goal_rows",
@@ -83,6 +84,10 @@ F64 = NDArray[np.float64]
 ACTION_NAMES = ("v", "w", "x", "y", "z", "qw", "qx", "qy", "qz", "gripper")
 STATE_NAMES = KITCHEN_R_NAMES  # the kitchen_r preset's (observations.state_names for the others)
 GOAL_TOPICS = ("/goal_pose", "/plan", "/arm/goal", "/arm/target", "/tf", "/perception/objects")
+
+
+class NoEstimatesError(ValueError):
+    """A bag with pick or place steps in which perception never reported an object (``sensors``)."""
 
 
 @dataclass
@@ -210,10 +215,10 @@ def episode_frames(
     if sensing is not None and steps.size and not sensed[:, SENSOR_NAMES.index("seen")].any():
         arm_steps = np.char.startswith(steps, "pick ") | np.char.startswith(steps, "place ")
         if arm_steps.any():
-            raise ValueError(
+            raise NoEstimatesError(
                 f"bag {bag} has no /perception/objects estimate of a step's object (recorded by galley "
-                "before 2026-11-28, or without the base camera's depth); collect again, or train "
-                "--observation privileged"
+                "before 2026-11-28, without the base camera's depth, or perception never saw it); "
+                "collect again, or train --observation privileged"
             )
     if arm_target == "phase":
         arm_steps = np.char.startswith(steps, "pick ") | np.char.startswith(steps, "place ")
