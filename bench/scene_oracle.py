@@ -31,7 +31,7 @@ from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any
 
-from galley_core.scenes.splits import scene_name, split_seeds
+from galley_core.scenes.splits import GENERATOR_VERSION, generator_version, scene_name, split_seeds
 from galley_core.tasks.suite import load_suite
 from galley_episodes import episode_pool
 
@@ -127,7 +127,7 @@ def main() -> None:
 
     for seed in seeds:
         path = root / "config" / "scenes" / f"{scene_name(seed)}.yaml"
-        if not path.exists():
+        if not path.exists() or generator_version(path) != GENERATOR_VERSION:  # drawn by an older galley
             scene_gen.write_kitchen(scene_gen.generate(seed), path)
     os.environ["GALLEY_CONFIG_DIR"] = str(root / "config")  # the workers find the kitchens there
     shipped_suite = REPO / "config" / "suites" / "kitchen_v1.yaml"

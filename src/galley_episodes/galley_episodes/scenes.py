@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from galley_core.scene import Scene, SceneError, load_scene, scene_path
-from galley_core.scenes.splits import SPLITS, scene_name, split_seeds
+from galley_core.scenes.splits import GENERATOR_VERSION, SPLITS, generator_version, scene_name, split_seeds
 from galley_runtime.config_files import config_dirs
 
 __all__ = [
@@ -125,10 +125,14 @@ def _locate(value: str, say: Callable[[str], None]) -> Path:
             raise
     seed = int(match[1])
     cached = _cached_kitchen(seed)
-    if not cached.is_file():
+    stale = cached.is_file() and generator_version(cached) != GENERATOR_VERSION
+    if not cached.is_file() or stale:
         from galley_sim import scene_gen  # noqa: PLC0415 (deferred: mujoco)
 
-        say(f"generating kitchen {seed} into {cached} (galley scene generate --seed {seed})")
+        if stale:  # the generator or its catalogue changed since: the seed draws another kitchen now
+            say(f"kitchen {seed} in {cached} was written by an older galley: drawing it again")
+        else:
+            say(f"generating kitchen {seed} into {cached} (galley scene generate --seed {seed})")
         generated = scene_gen.generate(seed)
         scene_gen.write_kitchen(generated, cached)
         _remember_pass(cached)  # generate() checked it

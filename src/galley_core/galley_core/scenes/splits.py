@@ -7,7 +7,16 @@ a seed always gives the same kitchen. Nothing may be tuned, trained or chosen on
 
 from __future__ import annotations
 
-__all__ = ["SPLITS", "scene_name", "split_seeds"]
+import re
+from pathlib import Path
+
+__all__ = ["GENERATOR_VERSION", "SPLITS", "generator_version", "scene_name", "split_seeds"]
+
+#: Version of the kitchen generator and its catalogue (grasps, sizes), stamped in the first line of
+#: every scene file it writes. Raise it when a seed would draw another kitchen or other grasps: the
+#: scene cache regenerates kitchens of an older version (1: the files of before the stamp).
+GENERATOR_VERSION = 2
+_STAMP = re.compile(r"generator version (\d+)")
 
 #: Seeds of each split: 100 training kitchens and 20 unseen ones.
 SPLITS: dict[str, range] = {"train": range(0, 100), "unseen": range(1000, 1020)}
@@ -27,3 +36,10 @@ def split_seeds(split: str) -> list[int]:
 def scene_name(seed: int) -> str:
     """The name of the generated kitchen of ``seed``."""
     return f"kitchen_{seed}"
+
+
+def generator_version(scene_file: Path) -> int:
+    """The generator version stamped in ``scene_file``'s first line; 1 for a file without a stamp."""
+    with scene_file.open() as f:
+        match = _STAMP.search(f.readline())
+    return int(match[1]) if match else 1
