@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from galley_learning.policy import dataset as dataset_module
-from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset, merge_datasets
+from galley_learning.policy.dataset import DatasetConfig, PolicyData, build_dataset
 from galley_learning.policy.frames import ACTION_NAMES, EpisodeFrames, NoEstimatesError
 from galley_learning.policy.goals import GOAL_NAMES
+from galley_learning.policy.merge import merge_datasets
 from galley_learning.policy.observations import state_names
 
 CONFIG = DatasetConfig(cameras=(), observation="sensors", actions="anchor")

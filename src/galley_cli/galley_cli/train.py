@@ -61,7 +61,7 @@ def _dataset(sources: list[Path], run: Path, settings: DatasetConfig, workers: i
     A collection is read into a dataset; several sources (collections or datasets, built alike) are
     each made a dataset (a collection's in RUN/datasets/<k>) and joined into RUN/dataset.
     """
-    from galley_learning.policy.dataset import merge_datasets  # noqa: PLC0415 (deferred: torch)
+    from galley_learning.policy.merge import merge_datasets  # noqa: PLC0415 (deferred: torch)
 
     dataset = run / "dataset"
     if len(sources) == 1 and (sources[0] / "meta.json").exists():
