@@ -64,13 +64,10 @@ def _dataset(sources: list[Path], run: Path, settings: DatasetConfig, workers: i
     from galley_learning.policy.merge import merge_datasets  # noqa: PLC0415 (deferred: torch)
 
     dataset = run / "dataset"
-    if len(sources) == 1 and (sources[0] / "meta.json").exists():
-        return sources[0]
+    if len(sources) == 1:
+        return _built(sources[0], dataset, settings, workers)
     if (dataset / "meta.json").exists():
         print(f"galley train: using the dataset built before in {dataset}")
-        return dataset
-    if len(sources) == 1:
-        _built(sources[0], dataset, settings, workers)
         return dataset
     parts = [_built(src, run / "datasets" / str(k), settings, workers) for k, src in enumerate(sources)]
     print(f"galley train: joining {len(parts)} datasets into {dataset}", flush=True)

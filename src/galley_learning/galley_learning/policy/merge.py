@@ -89,9 +89,8 @@ def merge_datasets(sources: Sequence[str | Path], out: str | Path) -> dict[str, 
         "merged_from": [str(d.root) for d in data],
     }
     skipped = [e for d in data for e in d.meta.get("skipped", [])]
-    (out / "meta.json").write_text(
-        json.dumps(meta | ({"skipped": skipped} if skipped else {}), indent=1) + "\n"
-    )
+    meta |= {"skipped": skipped} if skipped else {}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     if (first.root / RUN_PARAMS).is_file():  # then every source has the same (_check_alike)
         shutil.copyfile(first.root / RUN_PARAMS, out / RUN_PARAMS)
     return meta
