@@ -14,7 +14,14 @@ import numpy as np
 import pytest
 
 from galley_core.geometry import Transform
+from galley_core.scene import load_scene
 from galley_sim.simulator import ARM_JOINTS, KitchenSim
+
+
+@pytest.fixture(scope="module")
+def kitchen(request):
+    """The shipped kitchen, config/scenes/kitchen.yaml."""
+    return load_scene(request.config.rootpath / "config" / "scenes" / "kitchen.yaml")
 
 
 def top_down_rotation(closing_yaw: float) -> np.ndarray:

@@ -7,14 +7,8 @@ import pytest
 
 from galley_core.episode import Episode, ObjectPlacement
 from galley_core.geometry import Pose2D
-from galley_core.scene import load_scene
 from galley_sim.mjcf import object_body_name
 from galley_sim.simulator import KitchenSim
-
-
-@pytest.fixture(scope="module")
-def kitchen(request):
-    return load_scene(request.config.rootpath / "config" / "scenes" / "kitchen.yaml")
 
 
 def test_an_apple_set_down_rolling_comes_to_rest_on_the_table(kitchen):

@@ -16,7 +16,6 @@ import pytest
 
 from galley_core.episode import Episode, ObjectPlacement
 from galley_core.geometry import Pose2D
-from galley_core.scene import load_scene
 from galley_nodes.nodes.arm_controller import ArmControllerNode
 from galley_runtime import messages
 from galley_runtime.embedded import EmbeddedHost
@@ -25,11 +24,6 @@ from galley_sim.sim_node import SimNode
 
 OBJECTS = ("apple", "bowl", "cup", "fork", "plate")
 SUCCEEDED, FAILED = 2, 3
-
-
-@pytest.fixture(scope="module")
-def kitchen(request):
-    return load_scene(request.config.rootpath / "config" / "scenes" / "kitchen.yaml")
 
 
 def goal_msg(action: int, name: str, target: tuple[float, float, float] = (0.0, 0.0, 0.0), yaw: float = 0.0):
