@@ -31,22 +31,15 @@ class StaticFrames(Node):
 
     def __init__(self, host: Any, config: Any) -> None:
         super().__init__(host, config)
-        laser = transform_stamped_msg(messages_transform(0.2, 0.0), "base_link", "laser", 0)
+        laser = transform_stamped_msg(Pose2D(0.2, 0.0, 0.0).to_transform(), "base_link", "laser", 0)
         self.send_transforms([laser], static=True)
-        camera = transform_stamped_msg(messages_transform(0.1, 0.05), "base_link", "camera", 0)
+        camera = transform_stamped_msg(Pose2D(0.1, 0.05, 0.0).to_transform(), "base_link", "camera", 0)
         self.send_transforms([camera], static=True)
-
-
-def messages_transform(x: float, y: float) -> Any:
-    return Pose2D(x, y, 0.0).to_transform()
 
 
 class FrameWatcher(Node):
     name = "frame_watcher"
     uses_tf = True
-
-    def where(self, target: str, source: str) -> Any:
-        return self.lookup_transform(target, source)
 
 
 def test_tf_broadcast_and_lookup_between_nodes():
@@ -57,22 +50,19 @@ def test_tf_broadcast_and_lookup_between_nodes():
     late: list[Any] = []
     host.participant("late").create_subscription("/tf_static", TF_MESSAGE, late.append, QoS.latched())
     host.run_for(0.1)
-    tf = watcher.where("odom", "camera")
+    tf = watcher.lookup_transform("odom", "camera")
     assert (tf.transform.translation.x, tf.transform.translation.y) == pytest.approx((1.1, 0.05))
     assert messages.time_ns_from_msg(tf.header.stamp) == 100 * MS
     # A late subscriber to /tf_static gets every static transform in one latched message.
     assert [[t.child_frame_id for t in m.transforms] for m in late] == [["laser", "camera"]]
     with pytest.raises(TransformError, match="'gripper' does not exist"):
-        watcher.where("odom", "gripper")
+        watcher.lookup_transform("odom", "gripper")
 
 
 class Undeclared(Node):
     """Looks up transforms without declaring uses_tf: under ROS 2 it would have no TF listener."""
 
     name = "undeclared"
-
-    def where(self, target: str, source: str) -> Any:
-        return self.lookup_transform(target, source)
 
 
 def test_a_node_that_does_not_declare_uses_tf_gets_no_transforms_as_under_ros2():
@@ -83,7 +73,7 @@ def test_a_node_that_does_not_declare_uses_tf_gets_no_transforms_as_under_ros2()
     node = host.add_node(Undeclared)
     host.run_for(0.1)
     with pytest.raises(TransformError, match="does not set uses_tf = True"):
-        node.where("odom", "base_link")
+        node.lookup_transform("odom", "base_link")
 
 
 class ValueBroadcaster(Node):

@@ -13,7 +13,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from galley_core.geometry import Transform
+from galley_core.episode import Episode, ObjectPlacement
+from galley_core.geometry import Pose2D, Transform
 from galley_core.scene import load_scene
 from galley_sim.simulator import ARM_JOINTS, KitchenSim
 
@@ -22,6 +23,17 @@ from galley_sim.simulator import ARM_JOINTS, KitchenSim
 def kitchen(request):
     """The shipped kitchen, config/scenes/kitchen.yaml."""
     return load_scene(request.config.rootpath / "config" / "scenes" / "kitchen.yaml")
+
+
+@pytest.fixture(scope="module")
+def episode_at(kitchen):
+    """Episodes of the shipped kitchen: ``episode_at((x, y, yaw), objects)``, the robot there, only
+    ``objects`` placed."""
+
+    def make(robot: tuple[float, float, float], objects: tuple[ObjectPlacement, ...] = ()) -> Episode:
+        return Episode("kitchen", 0, Pose2D(*robot), objects, {})
+
+    return make
 
 
 def top_down_rotation(closing_yaw: float) -> np.ndarray:

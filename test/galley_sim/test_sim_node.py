@@ -24,12 +24,6 @@ from galley_sim.sim_node import SimNode
 from galley_sim.simulator import ARM_JOINTS, KitchenSim, PreflightError, SimOptions
 
 
-def episode_with(
-    kitchen, robot: tuple[float, float, float], objects: tuple[ObjectPlacement, ...] = ()
-) -> Episode:
-    return Episode("kitchen", 0, Pose2D(*robot), objects, {})
-
-
 class Commands:
     """Publishes /cmd_vel and /arm/joint_command into a host, as a controller would."""
 
@@ -84,8 +78,8 @@ def start_sim(
     return host, sim, seen, Commands(host)
 
 
-def test_odometry_agrees_with_ground_truth_after_a_straight_metre_and_a_right_angle(kitchen, tmp_path):
-    host, _, seen, commands = start_sim(tmp_path, episode_with(kitchen, (-1.0, 0.8, 0.0)))
+def test_odometry_agrees_with_ground_truth_after_a_straight_metre_and_a_right_angle(episode_at, tmp_path):
+    host, _, seen, commands = start_sim(tmp_path, episode_at((-1.0, 0.8, 0.0)))
     commands.drive(0.2, 0.0, 5.0)
     commands.drive(0.0, 0.0, 0.5)
     commands.drive(0.0, 0.5, math.pi)
@@ -105,8 +99,8 @@ def test_odometry_agrees_with_ground_truth_after_a_straight_metre_and_a_right_an
     assert (tf.x, tf.y) == pytest.approx((-1.0 + truth.x, 0.8 + truth.y), abs=1e-6)
 
 
-def test_scan_ranges_match_the_known_walls(kitchen, tmp_path):
-    host, _, seen, _ = start_sim(tmp_path, episode_with(kitchen, (0.0, 0.8, 0.0)))
+def test_scan_ranges_match_the_known_walls(episode_at, tmp_path):
+    host, _, seen, _ = start_sim(tmp_path, episode_at((0.0, 0.8, 0.0)))
     host.run_for(0.2)
     scan = seen["/scan"][-1]
     ranges = np.asarray(scan.ranges)
@@ -202,9 +196,9 @@ def test_the_top_down_image_shows_every_zone_colour(kitchen, tmp_path):
         assert count_colour(image, zone.rgba) > 150, f"zone {zone.name} not visible"
 
 
-def test_robot_cameras_can_hide_the_zones(kitchen):
+def test_robot_cameras_can_hide_the_zones(kitchen, episode_at):
     zone = kitchen.zone("blue")
-    episode = episode_with(kitchen, zone.approach)
+    episode = episode_at(zone.approach)
     counts = {}
     for hide in (True, False):
         sim = KitchenSim(kitchen, SimOptions(hide_zones_from_robot_cameras=hide))
@@ -214,8 +208,8 @@ def test_robot_cameras_can_hide_the_zones(kitchen):
     assert counts[False] > 200 and counts[True] == 0
 
 
-def test_joint_commands_bring_the_arm_to_targets(kitchen, tmp_path):
-    _, _, seen, commands = start_sim(tmp_path, episode_with(kitchen, (0.0, 0.8, 0.0)))
+def test_joint_commands_bring_the_arm_to_targets(episode_at, tmp_path):
+    _, _, seen, commands = start_sim(tmp_path, episode_at((0.0, 0.8, 0.0)))
     targets = dict(zip(ARM_JOINTS, (0.4, 0.3, 0.9, -0.5, 0.6, 1.0), strict=True))
     commands.joints(3.0, **targets, gripper=0.5)
     state = seen["/joint_states"][-1]
@@ -232,10 +226,12 @@ def test_joint_commands_bring_the_arm_to_targets(kitchen, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["apple", "bowl", "cup", "fork", "plate"])
-def test_scripted_joint_commands_grasp_lift_and_hold_each_object(kitchen, tmp_path, name, grasp_waypoints):
+def test_scripted_joint_commands_grasp_lift_and_hold_each_object(
+    kitchen, episode_at, tmp_path, name, grasp_waypoints
+):
     zone = kitchen.zone("blue")
     placement = ObjectPlacement(name, "blue", zone.center[0], zone.center[1], 0.4, "red", -3.0, 2.6)
-    host, node, _, commands = start_sim(tmp_path, episode_with(kitchen, zone.approach, (placement,)))
+    host, node, _, commands = start_sim(tmp_path, episode_at(zone.approach, (placement,)))
     host.run_for(0.5)
     waypoints = grasp_waypoints(node.sim, name)
     commands.joints(2.0, **waypoints["above"], gripper=1.0)
@@ -280,16 +276,16 @@ def messages_bytes(msg: Any) -> bytes:
     return serialize(msg)
 
 
-def test_preflight_names_what_overlaps(kitchen):
+def test_preflight_names_what_overlaps(kitchen, episode_at):
     sim = KitchenSim(kitchen)
     zone = kitchen.zone("blue")
     same_spot = tuple(
         ObjectPlacement(n, "blue", zone.center[0], zone.center[1], 0.0, "red", 0, 0) for n in ("apple", "cup")
     )
     with pytest.raises(PreflightError, match=r"object/apple and object/cup interpenetrate"):
-        sim.reset(episode_with(kitchen, zone.approach, same_spot))
+        sim.reset(episode_at(zone.approach, same_spot))
     with pytest.raises(PreflightError, match=r"the robot starts in collision \(base_link and world overlap"):
-        sim.reset(episode_with(kitchen, (0.0, -0.8, 0.0)))  # inside the table
+        sim.reset(episode_at((0.0, -0.8, 0.0)))  # inside the table
     sim.reset(replace(sample_episode(kitchen, 3)))  # a sampled episode passes
 
 
@@ -319,16 +315,16 @@ def test_links_with_a_joint_go_on_tf_and_fixed_links_on_tf_static(kitchen, tmp_p
     assert {(k.parent, k.frame) for k in isaac.static_links} == {*STATIC_FRAMES, ("base_link", "imu_link")}
 
 
-def test_contacts_with_walls_and_furniture_are_reported(kitchen, tmp_path):
-    _, _, seen, commands = start_sim(tmp_path, episode_with(kitchen, (3.3, 0.5, 0.0)))
+def test_contacts_with_walls_and_furniture_are_reported(episode_at, tmp_path):
+    _, _, seen, commands = start_sim(tmp_path, episode_at((3.3, 0.5, 0.0)))
     commands.drive(0.3, 0.0, 3.0)
     touching = [m for m in seen["/sim/contacts"] if len(m.robot_geoms)]
     assert touching, "driving into the east wall produced no contact"
     assert "wall_east" in touching[-1].obstacle_geoms
 
 
-def test_a_nan_velocity_command_stops_the_base_with_a_warning(kitchen, tmp_path, caplog):
-    _, _, seen, commands = start_sim(tmp_path, episode_with(kitchen, (-1.0, 0.8, 0.0)))
+def test_a_nan_velocity_command_stops_the_base_with_a_warning(episode_at, tmp_path, caplog):
+    _, _, seen, commands = start_sim(tmp_path, episode_at((-1.0, 0.8, 0.0)))
     commands.drive(0.2, 0.0, 1.0)
     with caplog.at_level("WARNING"):
         commands.drive(float("nan"), 0.0, 1.0)
@@ -336,9 +332,9 @@ def test_a_nan_velocity_command_stops_the_base_with_a_warning(kitchen, tmp_path,
     assert abs(seen["/odom"][-1].twist.twist.linear.x) < 1e-3
 
 
-def test_a_renderer_dropped_without_close_leaves_the_others_working(kitchen):
+def test_a_renderer_dropped_without_close_leaves_the_others_working(kitchen, episode_at):
     sim = KitchenSim(kitchen, SimOptions(image_width=96, image_height=72))
-    sim.reset(episode_with(kitchen, kitchen.zone("blue").approach))
+    sim.reset(episode_at(kitchen.zone("blue").approach))
     cameras = ["base_camera", "wrist_camera"]
     expected = sim.render_cameras(cameras)
     dropped = SideBySideRenderer(sim.model, 96, 72, 2)

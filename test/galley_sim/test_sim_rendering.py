@@ -8,21 +8,15 @@ import mujoco
 import numpy as np
 import pytest
 
-from galley_core.episode import Episode, sample_episode
-from galley_core.geometry import Pose2D
+from galley_core.episode import sample_episode
 from galley_sim.rendering import COARSE_TESSELLATION, COARSE_UP_TO_HEIGHT, SideBySideRenderer, average_blocks
 from galley_sim.simulator import KitchenSim, SimOptions
 
 
-def facing_the_blue_zone(kitchen) -> Episode:
-    """The robot at the blue zone's approach pose, no objects: the cameras see counter, zone and walls."""
-    return Episode("kitchen", 0, Pose2D(*kitchen.zone("blue").approach), (), {})
-
-
 @pytest.mark.parametrize("hide", [True, False])
-def test_cameras_rendered_together_equal_cameras_rendered_alone(kitchen, hide):
+def test_cameras_rendered_together_equal_cameras_rendered_alone(kitchen, episode_at, hide):
     sim = KitchenSim(kitchen, SimOptions(image_width=96, image_height=72, hide_zones_from_robot_cameras=hide))
-    sim.reset(facing_the_blue_zone(kitchen))
+    sim.reset(episode_at(kitchen.zone("blue").approach))
     cameras = ["base_camera", "wrist_camera"]
     together = sim.render_cameras(cameras)
     alone = [sim.render_cameras([camera])[0] for camera in cameras]
@@ -39,10 +33,10 @@ def test_average_blocks_rounds_the_mean_of_each_block():
     np.testing.assert_array_equal(average_blocks(white, 2), np.full((2, 3, 3), 255))
 
 
-def test_supersampled_cameras_are_closer_to_a_fine_reference_than_aliased_ones(kitchen):
+def test_supersampled_cameras_are_closer_to_a_fine_reference_than_aliased_ones(kitchen, episode_at):
     """Four samples per pixel from 2x2 supersampling, against 64 (an 8x8-supersampled drawing)."""
     sim = KitchenSim(kitchen, SimOptions(image_width=96, image_height=72))
-    sim.reset(facing_the_blue_zone(kitchen))
+    sim.reset(episode_at(kitchen.zone("blue").approach))
     cameras = ["base_camera", "wrist_camera"]
     published = np.stack(sim.render_cameras(cameras)).astype(float)
     sim.model.vis.quality.offsamples = 0  # the aliased drawing: one sample per pixel
