@@ -80,3 +80,18 @@ def run_worker(script: Path, root: Path, args: Sequence[str]) -> dict[str, Any]:
         tail = "\n".join(done.stderr.strip().splitlines()[-15:])
         raise RuntimeError(f"the worker on {root} failed (exit {done.returncode}):\n{tail}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def comparable(record: dict[str, Any], machine_fields: Sequence[str]) -> dict[str, Any]:
+    """``record`` less the fields that depend on the machine, paths made checkout-relative.
+
+    An episode's record names files by absolute path (its scene file); the two sides run in
+    different checkouts, so the checkout's own folder (the worker's working directory) is
+    written as ``<checkout>`` for the comparison.
+    """
+    root = str(Path.cwd().resolve())
+    return {
+        k: v.replace(root, "<checkout>") if isinstance(v, str) else v
+        for k, v in record.items()
+        if k not in machine_fields
+    }

@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _side_by_side import comparable  # bench/, beside this script
+
 from galley_episodes import CollectConfig, collect, parse_image_size
 
 TARGET_EPISODES_PER_HOUR = 1000.0
@@ -48,10 +50,7 @@ def run(episodes: int, workers: int, size: tuple[int, int], root: Path) -> dict[
     sim_s = sum(r["sim_time_s"] or 0.0 for r in report["episodes"].values())
     bag_mb = sum(f.stat().st_size for f in out.rglob("*.mcap")) / 1e6
     shutil.rmtree(out)
-    outcomes = {
-        name: {k: v for k, v in record.items() if k not in WALL_FIELDS}
-        for name, record in sorted(report["episodes"].items())
-    }
+    outcomes = {name: comparable(record, WALL_FIELDS) for name, record in sorted(report["episodes"].items())}
     return {
         "outcomes": outcomes,
         "workers": workers,

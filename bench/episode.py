@@ -40,6 +40,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from _side_by_side import comparable  # bench/, beside this script
+
 import galley_episodes.episode as episode_module
 from galley_learning.planners.configured import load_suite_entries
 from galley_runtime.qos import QoS
@@ -88,7 +90,7 @@ def run(entries: list, cameras: bool) -> dict[str, Any]:
         walls.append(time.perf_counter() - start)
         sim_s += summary["sim_time_s"]
         succeeded += summary["success"]
-        outcomes.append({k: v for k, v in summary.items() if k not in WALL_FIELDS})
+        outcomes.append(comparable(summary, WALL_FIELDS))
     wall_s = sum(walls)
     return {
         "outcomes": outcomes,
