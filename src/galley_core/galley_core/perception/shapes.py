@@ -17,30 +17,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
+from galley_core.perception._shape_kernels import SHAPE_CODES, huber_cost, posed_distances
 from galley_core.scene import ObjectSpec
 
 __all__ = ["FitResult", "ShapeModel", "fit_pose", "initial_xy"]
 
 F64 = NDArray[np.float64]
-
-
-def _box_sdf(p: F64, center: tuple[float, float, float], half: tuple[float, float, float]) -> F64:
-    q = np.abs(p - np.asarray(center)) - np.asarray(half)
-    outside = np.linalg.norm(np.maximum(q, 0.0), axis=1)
-    result: F64 = outside + np.minimum(np.max(q, axis=1), 0.0)
-    return result
-
-
-def _radial_sdf(rho: F64, z: F64, rho_center: float, rho_half: float, *, z0: float, z1: float) -> F64:
-    """A solid of revolution whose section is the rectangle rho_center +- rho_half, z0..z1."""
-    dr = np.abs(rho - rho_center) - rho_half
-    dz = np.abs(z - (z0 + z1) / 2.0) - (z1 - z0) / 2.0
-    result: F64 = np.hypot(np.maximum(dr, 0.0), np.maximum(dz, 0.0)) + np.minimum(np.maximum(dr, dz), 0.0)
-    return result
 
 
 @dataclass(frozen=True)
@@ -61,32 +48,21 @@ class ShapeModel:
 
     def sdf(self, p: F64) -> F64:
         """Signed distances (m) of (N, 3) points given in the object frame."""
-        s, shape = self.spec.size, self.spec.shape
-        if shape == "sphere":
-            result: F64 = np.linalg.norm(p - np.array([0.0, 0.0, s[0]]), axis=1) - s[0]
-            return result
-        if shape == "box":
-            return _box_sdf(p, (0.0, 0.0, s[2] / 2), (s[0] / 2, s[1] / 2, s[2] / 2))
-        rho = np.hypot(p[:, 0], p[:, 1])
-        if shape == "cylinder":
-            return _radial_sdf(rho, p[:, 2], 0.0, s[0], z0=0.0, z1=s[1])
-        if shape in ("bowl", "plate"):
-            radius, height, wall = s
-            base = radius - (wall if shape == "bowl" else 0.0)
-            disc = _radial_sdf(rho, p[:, 2], 0.0, base, z0=0.0, z1=wall)
-            rim = _radial_sdf(rho, p[:, 2], radius - wall / 2.0, wall / 2.0, z0=wall, z1=height)
-            return np.minimum(disc, rim)
-        length, width, thickness = s  # fork: as galley_sim.mjcf builds it
-        handle = 0.62 * length
-        head = length - handle
-        return np.minimum(
-            _box_sdf(
-                p, (-length / 2 + handle / 2, 0.0, thickness / 2), (handle / 2, 0.275 * width, thickness / 2)
-            ),
-            _box_sdf(
-                p, (length / 2 - head / 2, 0.0, thickness * 0.35), (head / 2, width / 2, thickness * 0.35)
-            ),
-        )
+        return self.sdf_at(p, np.zeros((1, 4)))[0]
+
+    def sdf_at(self, points: F64, poses: F64) -> F64:
+        """Signed distances (K, N) of (N, 3) map points to the shape at each of ``poses`` (K, 4): x, y, z, yaw."""
+        points = np.ascontiguousarray(points, dtype=np.float64)
+        poses = np.ascontiguousarray(poses, dtype=np.float64).reshape(-1, 4)
+        out = np.empty((len(poses), len(points)))
+        posed_distances(SHAPE_CODES[self.spec.shape], self._size, points, poses, out)
+        return out
+
+    @cached_property
+    def _size(self) -> F64:
+        size = np.zeros(3)  # a sphere has one number, a cylinder two
+        size[: len(self.spec.size)] = self.spec.size
+        return size
 
     def surface(self, spacing_m: float = 0.01) -> F64:
         """Points (N, 3) on the surface, about ``spacing_m`` apart: the model's visible skin."""
@@ -161,19 +137,6 @@ class FitResult:
     points: int
 
 
-def _local(points: F64, x: float, y: float, z: float, yaw: float) -> F64:
-    c, s = math.cos(yaw), math.sin(yaw)
-    d = points - np.array([x, y, z])
-    return np.stack([c * d[:, 0] + s * d[:, 1], -s * d[:, 0] + c * d[:, 1], d[:, 2]], axis=1)
-
-
-def _sdf_at(model: ShapeModel, points: F64, poses: F64) -> F64:
-    """``model``'s signed distances of ``points`` (N, 3) for each of ``poses`` (K, 4): (K, N), one call."""
-    local = np.concatenate([_local(points, *pose) for pose in poses])
-    result: F64 = model.sdf(local).reshape(len(poses), len(points))
-    return result
-
-
 def fit_pose(
     model: ShapeModel,
     points: F64,
@@ -196,25 +159,26 @@ def fit_pose(
         iterations: Gauss-Newton steps at most.
         slide: for shapes with a yaw, scan 2 cm either way along the fitted axis and refit from the best.
     """
+    points = np.ascontiguousarray(points, dtype=np.float64)
     params = np.array(initial, dtype=float)
     free = [0, 1] + ([2] if fit_z else []) + ([3] if model.fits_yaw else [])
     eps = np.array([1e-4, 1e-4, 1e-4, 1e-3])
-    r = model.sdf(_local(points, *params))
+    r = model.sdf_at(points, params)[0]
     for _ in range(iterations):
         weights = np.sqrt(np.minimum(1.0, huber_m / np.maximum(np.abs(r), 1e-12)))
         steps = np.repeat(params[None], len(free), axis=0)
         steps[np.arange(len(free)), free] += eps[free]
-        jac = ((_sdf_at(model, points, steps) - r) / eps[free][:, None]).T
+        jac = ((model.sdf_at(points, steps) - r) / eps[free][:, None]).T
         jw, rw = jac * weights[:, None], r * weights
         delta, *_ = np.linalg.lstsq(jw.T @ jw + 1e-9 * np.eye(len(free)), -jw.T @ rw, rcond=None)
         delta = np.clip(delta, -0.02, 0.02)  # no step beyond 2 cm (or 0.02 rad) at once
         # The distances are not smooth where two parts of a shape meet: halve a step that does not help.
-        current = _huber(r, huber_m)
+        current = huber_cost(r, huber_m)
         for _ in range(5):
             trial = params.copy()
             trial[free] += delta
-            r_trial = model.sdf(_local(points, *trial))
-            if _huber(r_trial, huber_m) <= current:
+            r_trial = model.sdf_at(points, trial)[0]
+            if huber_cost(r_trial, huber_m) <= current:
                 break
             delta = delta / 2.0
         else:
@@ -227,10 +191,10 @@ def fit_pose(
         # Gauss-Newton step stalls: scan the axis, then refine from the best place.
         axis = np.array([math.cos(params[3]), math.sin(params[3]), 0.0, 0.0])
         shifts = np.arange(-0.02, 0.0201, 0.001)
-        residuals = _sdf_at(model, points, params + shifts[:, None] * axis)
-        costs = [_huber(row, huber_m) for row in residuals]
+        residuals = model.sdf_at(points, params + shifts[:, None] * axis)
+        costs = [huber_cost(row, huber_m) for row in residuals]
         best = int(np.argmin(costs))
-        if costs[best] < _huber(r, huber_m) and shifts[best] != 0.0:
+        if costs[best] < huber_cost(r, huber_m) and shifts[best] != 0.0:
             return fit_pose(
                 model,
                 points,
@@ -242,8 +206,3 @@ def fit_pose(
             )
     rms = float(np.sqrt(np.mean(np.minimum(r**2, (3 * huber_m) ** 2))))
     return FitResult(params[:3].copy(), float(math.remainder(params[3], 2 * math.pi)), rms, len(points))
-
-
-def _huber(r: F64, delta: float) -> float:
-    a = np.abs(r)
-    return float(np.sum(np.where(a <= delta, 0.5 * a * a, delta * (a - 0.5 * delta))))
