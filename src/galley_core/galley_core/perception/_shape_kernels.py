@@ -31,7 +31,9 @@ FORK_HANDLE_LENGTH, FORK_HANDLE_WIDTH, FORK_HEAD_THICKNESS = 0.62, 0.275, 0.35
 
 
 @njit_inline
-def _box(x: float, y: float, z: float, cx: float, cy: float, cz: float, hx: float, hy: float, hz: float) -> float:
+def _box(
+    x: float, y: float, z: float, cx: float, cy: float, cz: float, hx: float, hy: float, hz: float
+) -> float:
     qx, qy, qz = abs(x - cx) - hx, abs(y - cy) - hy, abs(z - cz) - hz
     ox, oy, oz = max(qx, 0.0), max(qy, 0.0), max(qz, 0.0)
     return math.sqrt(ox * ox + oy * oy + oz * oz) + min(max(qx, qy, qz), 0.0)
@@ -57,7 +59,17 @@ def _distance(code: int, s0: float, s1: float, s2: float, x: float, y: float, z:
         handle = FORK_HANDLE_LENGTH * s0
         head = s0 - handle
         return min(
-            _box(x, y, z, -s0 / 2.0 + handle / 2.0, 0.0, s2 / 2.0, handle / 2.0, FORK_HANDLE_WIDTH * s1, s2 / 2.0),
+            _box(
+                x,
+                y,
+                z,
+                -s0 / 2.0 + handle / 2.0,
+                0.0,
+                s2 / 2.0,
+                handle / 2.0,
+                FORK_HANDLE_WIDTH * s1,
+                s2 / 2.0,
+            ),
             _box(
                 x,
                 y,

@@ -35,6 +35,7 @@ __all__ = [
     "HEADS",
     "LR_SCHEDULES",
     "OBSERVATIONS",
+    "REGRESSION_LOSSES",
     "RENAMED_OBSERVATIONS",
     "SAVED_BEFORE",
     "SIZES",
@@ -74,6 +75,9 @@ HEADS = ("diffusion", "mlp")
 TORCH_DEVICES = "auto|cpu|cuda(:[0-9]+)?"
 #: The learning rate over the run: constant, or cosine from ``lr`` down to 0 at the last step.
 LR_SCHEDULES = ("constant", "cosine")
+#: The MLP head's loss on its actions (model.DiffusionPolicy.loss): mean squared error, or Huber
+#: (squared within ``huber_delta``, linear beyond: the median's robustness for large errors).
+REGRESSION_LOSSES = ("mse", "huber")
 
 
 class SavedSettingsError(ValueError):
@@ -244,6 +248,16 @@ class TrainConfig(Config):
         choices=LR_SCHEDULES,
     )
     weight_decay: float = param(1e-6, "AdamW weight decay", ge=0.0)
+    regression_loss: str = param(
+        "mse",
+        "the MLP head's loss on its actions: mse, or huber (squared within huber_delta, linear beyond), "
+        "which follows the typical demonstration where a few disagree with what the observation shows "
+        "(the mean follows them); the diffusion head's noise prediction is always MSE, as DDPM trains",
+        choices=REGRESSION_LOSSES,
+    )
+    huber_delta: float = param(
+        0.03, "where huber turns linear, in normalised action units ([-1, 1] over the data's range)", gt=0.0
+    )
     backbone_lr_scale: float = param(
         0.1, "the vision backbones' learning rate as a share of lr (Kitchen-R: 10 %)", gt=0.0
     )

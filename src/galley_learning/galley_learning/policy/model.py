@@ -262,10 +262,18 @@ class DiffusionPolicy(nn.Module):
         c = self.config
         return self.mlp(cond.flatten(1)).reshape(len(cond), c.horizon, c.action_dim)
 
-    def loss(self, cond: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
-        """DDPM training loss: MSE of the predicted noise at a random diffusion step (MLP: of the actions)."""
+    def loss(
+        self, cond: torch.Tensor, actions: torch.Tensor, regression: str = "mse", huber_delta: float = 0.03
+    ) -> torch.Tensor:
+        """DDPM training loss: MSE of the predicted noise at a random diffusion step.
+
+        The MLP head's: ``regression`` (``mse`` or ``huber`` with ``huber_delta``) of its actions.
+        """
         if self.config.head == "mlp":
-            return nn.functional.mse_loss(self._regress(cond), actions)
+            predicted = self._regress(cond)
+            if regression == "huber":
+                return nn.functional.huber_loss(predicted, actions, delta=huber_delta)
+            return nn.functional.mse_loss(predicted, actions)
         noise = torch.randn_like(actions)
         t = torch.randint(0, self.config.diffusion_steps, (len(actions),), device=actions.device)
         noisy = self.train_scheduler.add_noise(actions, noise, t)
