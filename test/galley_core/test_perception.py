@@ -133,3 +133,44 @@ def test_an_unseen_object_keeps_its_estimate_and_fades_slowly_out_of_view_fast_w
     for k in range(3):  # 0.1, 0.05, then below min_confidence: dropped
         tracker.update(10.2 + 0.1 * k, [], _view(1.2))
     assert tracker.estimates == []
+
+
+@pytest.mark.parametrize(
+    ("name", "local", "distance"),
+    [
+        ("apple", (0.0, 0.0, 0.0), 0.0),  # a sphere resting on its lowest point
+        ("cup", (0.0, 0.0, 0.5), None),  # above the top: the height above it
+        ("cup", (1.0, 0.0, 0.02), None),  # beside the wall: the distance to it
+        ("bowl", (0.0, 0.0, 0.02), None),  # inside the bowl, above its base: off the base
+        ("plate", (0.0, 0.0, -0.1), 0.1),  # under the middle of its base
+        ("fork", (0.0, 0.0, 1.0), None),  # high above: about its height over the top
+    ],
+)
+def test_a_shape_s_distance_is_its_geometry_s(name, local, distance):
+    """ShapeModel.sdf (the compiled kernel) against the shapes' sizes, worked out by hand."""
+    spec = SCENE.object(name)
+    s = spec.size
+    x, y, z = local
+    if distance is None:
+        if spec.shape == "cylinder":
+            radius, height = s[0], s[1]
+            distance = z - height if z > height else math.hypot(x, y) - radius
+        elif spec.shape == "bowl":
+            distance = z - s[2]  # the base's top, its wall thick
+        else:  # the fork: its thickness is its height
+            distance = z - s[2]
+    got = float(ShapeModel(spec).sdf(np.array([local]))[0])
+    assert got == pytest.approx(distance, abs=1e-9)
+
+
+def test_a_shape_s_distances_at_a_pose_are_those_of_the_points_moved_into_its_frame():
+    model = ShapeModel(SCENE.object("fork"))  # not round: yaw matters
+    rng = np.random.default_rng(3)
+    points = rng.normal(scale=0.1, size=(50, 3))
+    poses = np.array([[0.3, -0.2, 0.8, 0.9], [0.0, 0.0, 0.0, 0.0], [-1.0, 2.0, 0.1, -2.5]])
+    got = model.sdf_at(points, poses)
+    for pose, row in zip(poses, got, strict=True):
+        c, s = math.cos(pose[3]), math.sin(pose[3])
+        d = points - pose[:3]
+        local = np.stack([c * d[:, 0] + s * d[:, 1], -s * d[:, 0] + c * d[:, 1], d[:, 2]], 1)
+        np.testing.assert_allclose(row, model.sdf(local), atol=1e-12)
