@@ -29,7 +29,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _side_by_side import comparable  # bench/, beside this script
+from _side_by_side import (  # bench/, beside this script
+    DEFAULT_BASELINE,
+    REPO,
+    checkout,
+    comparable,
+    run_worker,
+)
 
 from galley_episodes import CollectConfig, collect, parse_image_size
 
@@ -65,8 +71,6 @@ def run(episodes: int, workers: int, size: tuple[int, int], root: Path) -> dict[
 
 def side_by_side(ref: str, args: argparse.Namespace, episodes: int, repeats: int) -> None:
     """Episodes per hour of REF's code and this tree's, interleaved; matching records checked."""
-    from _side_by_side import REPO, checkout, run_worker  # noqa: PLC0415 (deferred: bench/_side_by_side.py)
-
     w, h = args.image_size
     worker_args = ["--episodes", str(episodes), "--workers", str(args.workers), "--image-size", f"{w}x{h}"]
     rates: dict[str, list[float]] = {"old": [], "new": []}
@@ -134,8 +138,6 @@ def main() -> None:
     args = parser.parse_args()
     episodes = 2 if args.quick else args.episodes
     if args.baseline is not None:
-        from _side_by_side import DEFAULT_BASELINE  # noqa: PLC0415 (deferred: bench/_side_by_side.py)
-
         ref = DEFAULT_BASELINE if args.baseline == "DEFAULT" else args.baseline
         side_by_side(ref, args, episodes, 1 if args.quick else args.repeats)
         return

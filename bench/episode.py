@@ -40,7 +40,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from _side_by_side import comparable  # bench/, beside this script
+from _side_by_side import (  # bench/, beside this script
+    DEFAULT_BASELINE,
+    REPO,
+    checkout,
+    comparable,
+    run_worker,
+)
 
 import galley_episodes.episode as episode_module
 from galley_learning.planners.configured import load_suite_entries
@@ -112,8 +118,6 @@ def worker(chosen: list) -> None:
 
 def side_by_side(ref: str, episodes: int, repeats: int, suite: str) -> None:
     """Cameras-off RTF of REF's code and this tree's, interleaved; identical outcomes checked."""
-    from _side_by_side import REPO, checkout, run_worker  # noqa: PLC0415 (deferred: bench/_side_by_side.py)
-
     args = ["--episodes", str(episodes), "--suite", suite]
     rtfs: dict[str, list[float]] = {"old": [], "new": []}
     outcomes: dict[str, list[Any]] = {}
@@ -181,8 +185,6 @@ def main() -> None:
     logging.basicConfig(level=logging.ERROR)
     episodes = 1 if args.quick else args.episodes
     if args.baseline is not None:
-        from _side_by_side import DEFAULT_BASELINE  # noqa: PLC0415 (deferred: bench/_side_by_side.py)
-
         ref = DEFAULT_BASELINE if args.baseline == "DEFAULT" else args.baseline
         side_by_side(ref, episodes, 1 if args.quick else args.repeats, args.suite)
         return
