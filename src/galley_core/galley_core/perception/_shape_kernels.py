@@ -48,7 +48,7 @@ def _radial(rho: float, z: float, rho_center: float, rho_half: float, z0: float,
 
 
 @njit_inline
-def _distance(code: int, s0: float, s1: float, s2: float, x: float, y: float, z: float) -> float:
+def _distance(code: int, s0: float, s1: float, s2: float, x: float, y: float, z: float) -> Any:
     """Signed distance (m, negative inside) of one point in the object frame."""
     if code == SPHERE:
         dz = z - s0

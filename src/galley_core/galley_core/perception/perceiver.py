@@ -13,7 +13,7 @@ from galley_core.geometry import Transform
 from galley_core.perception.config import PerceptionConfig
 from galley_core.perception.detector import DepthView, Detection, cluster, detect, voxel_downsample
 from galley_core.perception.pointcloud import Intrinsics, RobotMask, StaticScene, back_project
-from galley_core.perception.shapes import ShapeModel
+from galley_core.perception.shapes import ShapeModel, fit_pose
 from galley_core.perception.tracker import ObjectEstimate, ObjectTracker
 from galley_core.scene import Scene
 
@@ -46,6 +46,9 @@ class ObjectPerception:
         )
         self.robot = robot or RobotMask(margin_m=config.robot_margin_m)
         self.models = [ShapeModel(o) for o in scene.objects]
+        if self.models:  # numba compiles (or loads) the shape kernels now, not in the first frame
+            model = self.models[0]
+            fit_pose(model, model.surface(0.02), (0.0, 0.0, 0.0, 0.0), fit_z=True, iterations=1)
         self.tracker = ObjectTracker(config, {o.name: o.height for o in scene.objects})
 
     def frame(  # noqa: PLR0917 - one frame's inputs, in the order a camera callback has them

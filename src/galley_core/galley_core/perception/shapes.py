@@ -48,10 +48,14 @@ class ShapeModel:
 
     def sdf(self, p: F64) -> F64:
         """Signed distances (m) of (N, 3) points given in the object frame."""
-        return self.sdf_at(p, np.zeros((1, 4)))[0]
+        distances: F64 = self.sdf_at(p, np.zeros((1, 4)))[0]
+        return distances
 
     def sdf_at(self, points: F64, poses: F64) -> F64:
-        """Signed distances (K, N) of (N, 3) map points to the shape at each of ``poses`` (K, 4): x, y, z, yaw."""
+        """Signed distances (K, N) of (N, 3) map points to the shape at each of ``poses`` (K, 4).
+
+        A pose is x, y, z (m) and yaw (rad) of the object frame in the map.
+        """
         points = np.ascontiguousarray(points, dtype=np.float64)
         poses = np.ascontiguousarray(poses, dtype=np.float64).reshape(-1, 4)
         out = np.empty((len(poses), len(points)))
