@@ -148,7 +148,10 @@ def test_an_old_run_reads_back_as_it_was_trained(tmp_path: Path) -> None:
 
     (tmp_path / "config.json").write_text(json.dumps(OLD_RUN))
     train, policy = _saved(tmp_path)
-    assert train == TrainConfig(steps=30, batch_size=8, checkpoint_every=15, eval_every=15)
+    # trained with MSE, before the Huber loss became the default
+    assert train == TrainConfig(
+        steps=30, batch_size=8, checkpoint_every=15, eval_every=15, regression_loss="mse"
+    )
     # before the presets a run saw Kitchen-R's state and learned absolute actions: not today's defaults
     assert (policy.observation, policy.actions, policy.text, policy.head) == (
         "kitchen_r",
@@ -212,6 +215,8 @@ def test_an_old_dataset_reads_back_with_the_settings_it_was_built_with(tmp_path:
 
 def test_saved_settings_take_todays_default_only_for_what_the_old_galley_did_not_vary() -> None:
     config = saved_config(TrainConfig, {"steps": 10}, "run/config.json")
-    assert config == TrainConfig(steps=10)
+    assert config == TrainConfig(
+        steps=10, regression_loss="mse"
+    )  # what a run without the setting trained with
     old = saved_config(PolicyConfig, {"observation": "goal"}, "x")  # a run saved before the rename
     assert (old.observation, old.actions) == ("privileged", "absolute")

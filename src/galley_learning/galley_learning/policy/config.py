@@ -249,10 +249,11 @@ class TrainConfig(Config):
     )
     weight_decay: float = param(1e-6, "AdamW weight decay", ge=0.0)
     regression_loss: str = param(
-        "mse",
-        "the MLP head's loss on its actions: mse, or huber (squared within huber_delta, linear beyond), "
-        "which follows the typical demonstration where a few disagree with what the observation shows "
-        "(the mean follows them); the diffusion head's noise prediction is always MSE, as DDPM trains",
+        "huber",
+        "the MLP head's loss on its actions: huber (squared within huber_delta, linear beyond), which "
+        "follows the typical demonstration where a few disagree with what the observation shows, or mse, "
+        "whose mean follows them too (the shipped policy: pick 0.88 against 0.64, place 0.30 against "
+        "0.18); the diffusion head's noise prediction is always MSE, as DDPM trains",
         choices=REGRESSION_LOSSES,
     )
     huber_delta: float = param(
@@ -298,7 +299,7 @@ SAVED_BEFORE: dict[type[Config], dict[str, Any]] = {
         "move_done_rad": math.pi,
     },
     PolicyConfig: {"observation": "kitchen_r", "actions": "absolute"},
-    TrainConfig: {},
+    TrainConfig: {"regression_loss": "mse"},
 }
 
 
