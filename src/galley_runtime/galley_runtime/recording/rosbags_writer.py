@@ -19,7 +19,8 @@ recorder writes from its subscription callbacks: a split done there held every m
 meanwhile and stamped them all at once, so the bag showed a gap of up to a second in every topic
 and the monitor, replaying it, aborted on /scan's rate where the live monitor had passed. So a
 worker thread does both: it closes and adopts the finished file, and it opens the next file while
-the current one is written (a killed recorder leaves that one empty; the repair says so). A write
+the current one is written (a killed recorder leaves that one empty, and the file the worker was
+still closing unfinished: the repair recovers it). A write
 at a split only swaps files; :meth:`RosbagsWriter.settle` waits for the worker. sqlite3 files split
 in the writing thread as before: Python's sqlite3 connections belong to the thread that made them.
 """
