@@ -80,6 +80,22 @@ def test_a_place_goal_that_comes_before_its_step_started_still_counts(kitchen):
     assert "red zone's centre" in later.reason
 
 
+def test_a_place_goal_that_comes_before_the_move_before_it_ends_still_counts(kitchen):
+    # Under ROS 2 a bag recorded /arm/goal (the place) before the move's STEP_SUCCEEDED, all three
+    # at 130.3 s: galley replay judged the cup against the red zone's centre (0.190 m, ABORT)
+    # where the live monitor had passed it 0.004 m from its goal.
+    monitor = EpisodeMonitor(kitchen)
+    red = kitchen.zone("red")
+    goal = (red.center[0] + 0.13, red.center[1] - 0.13)
+    monitor.step_started(0, "move to the red zone", 0)
+    monitor.set_place_goal(*goal)
+    [moved] = monitor.step_ended(0, True, S, WorldState(base=Pose2D(*red.approach)))
+    assert moved.passed
+    monitor.step_started(1, "place the cup", S)
+    [verdict] = monitor.step_ended(1, True, 2 * S, WorldState({"cup": at(goal[0], goal[1], red.z)}))
+    assert verdict.passed and "0.000 m from its goal" in verdict.reason
+
+
 def test_the_first_failure_aborts_and_later_ones_are_not_reported(kitchen):
     monitor = EpisodeMonitor(kitchen)
     monitor.step_started(0, "pick the apple", 0)

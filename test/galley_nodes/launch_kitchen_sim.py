@@ -52,7 +52,8 @@ from std_msgs.msg import String
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = Path(tempfile.mkdtemp(prefix="galley_launch_test_"))
-BAG = OUT / "bag"
+BAG = OUT / "bag"  # the recorder's bag_name: under ros2 launch one bag per instruction, BAG_1 first
+BAG_1 = OUT / "bag_1"  # the instruction's (the failed step's plan starts bag_2_failed)
 #: Every node the launch file starts without policy:= and rviz:=.
 NODES = {
     "sim",
@@ -203,7 +204,7 @@ class TestAfterShutdown(unittest.TestCase):
 
     def test_the_bag_holds_every_topic(self) -> None:
         self.assertIn("topics", SEEN, "the instruction test did not get as far as listing the topics")
-        with Reader(BAG) as reader:
+        with Reader(BAG_1) as reader:
             recorded = {c.topic for c in reader.connections}
             counts = {c.topic: c.msgcount for c in reader.connections}
         self.assertEqual(SEEN["topics"] - recorded, set())
@@ -215,7 +216,7 @@ class TestAfterShutdown(unittest.TestCase):
         if ros2 is None or importlib.util.find_spec("ros2bag") is None:
             self.skipTest("ros2 bag is not installed (rosbag2 is C++: not in PyPI's wheels)")
         info = subprocess.run(
-            [ros2, "bag", "info", str(BAG)], check=False, capture_output=True, text=True, timeout=60
+            [ros2, "bag", "info", str(BAG_1)], check=False, capture_output=True, text=True, timeout=60
         )
         self.assertEqual(info.returncode, 0, info.stderr)
         self.assertIn("Topic: /task/result | Type: galley_msgs/msg/EpisodeResult", info.stdout)

@@ -120,7 +120,10 @@ def test_a_recorder_killed_mid_episode_leaves_a_bag_readable_up_to_the_kill(tmp_
             stamps.append(t)
         custom = reader.storage.metadata.custom
     assert stamps == sorted(stamps) and stamps[0] < 0.5e9
-    assert stamps[-1] >= (last - 0.5 - 0.1) * 1e9, "more than one split lost"
+    # Lost: the file being written, and (mcap) the one the writer's worker was still closing;
+    # galley bag repair recovers both up to their last whole chunk.
+    lost = 0.5 if storage == "sqlite3" else 2 * 0.5
+    assert stamps[-1] >= (last - lost - 0.1) * 1e9, "more than the file being written (and closed) lost"
     assert custom["galley.scene"] == "kitchen" and json.loads(custom["galley.recording"])["complete"] is False
 
 

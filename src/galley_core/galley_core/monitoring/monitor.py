@@ -242,7 +242,8 @@ class EpisodeMonitor:
             why = f"{step.describe()} failed" + (f": {reason}" if reason else "")
             return self._conclude([_failure("step_failed", why, index, step.text, now_ns)])
         verdict = self._end_check(step, now_ns, world)
-        self._place_goal = None
+        if step.step.action == "place":  # a goal that came during another step is the next place's
+            self._place_goal = None
         return self._conclude([verdict])
 
     def episode_done(self, now_ns: int) -> list[Verdict]:
@@ -274,7 +275,9 @@ class EpisodeMonitor:
         """Where the running (or the next) place step was asked to put the object (map, metres).
 
         Without it a place is judged against the centre of the zone the base moved to last. The
-        goal holds until a step ends or a step other than a place starts.
+        goal holds until a place step ends, a step fails, or a step other than a place starts: under
+        ROS 2 it can come before the STEP_STARTED of its place, and even before the end of the move
+        before it.
         """
         self._place_goal = (x, y)
 
