@@ -52,6 +52,7 @@ from galley_runtime.params_file import (  # noqa: E402
     load_params_files,
     parameters_for,
 )
+from galley_runtime.recording.decoding import MessageDecoder  # noqa: E402
 from galley_runtime.recording.metadata_file import load_metadata  # noqa: E402
 from galley_runtime.ros2.host import RclpyNodeHost, create_node  # noqa: E402
 from galley_runtime.ros2.messages import RclpyMessages  # noqa: E402
@@ -267,9 +268,14 @@ def test_the_recorder_records_other_nodes_over_dds_with_the_shipped_config(ros, 
     assert recorder.config.topics == () and recorder.config.exclude_topics == ()
     spin_for(context, [map_ros, markers_ros, recorder_ros], 1.5)
     recorder.on_shutdown()
+    decoder = MessageDecoder()
     with Reader(tmp_path / "bag") as reader:
         counts = {c.topic: c.msgcount for c in reader.connections}
         types = {c.topic: c.msgtype for c in reader.connections}
+        # every message, as rclpy's Fast DDS typesupport serialised it for the recorder, reads back
+        # (/parameter_events' ParameterEvent among them: the type a fixed-padding retry refused)
+        decoded = [decoder.decode(c.topic, raw, c.msgtype) for c, _, raw in reader.messages()]
+    assert decoder.unreadable == [] and len(decoded) == sum(counts.values()) and "/parameter_events" in counts
     assert counts["/map"] == 1 and types["/map"] == "nav_msgs/msg/OccupancyGrid"
     assert counts["/markers"] == 1 and types["/markers"] == "visualization_msgs/msg/MarkerArray"
     # The type hash the publishers advertise (rosbag2_py's writer takes it from the graph; rosbags
