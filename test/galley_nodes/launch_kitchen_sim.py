@@ -16,7 +16,8 @@ recorder's output folder) and
 executed to a successful /task/result while the monitor publishes /diagnostics, that a step which
 cannot succeed (placing a bowl the gripper does not hold) yields a failed /task/result with its
 reason and the monitor's abort, with the task executor still alive, and after shutdown that every
-process exited cleanly and the bag (read with rosbags) holds every topic seen in the graph;
+process exited cleanly, the bag (read with rosbags) holds every topic seen in the graph, every
+one of its messages decodes and ``galley replay`` replays it with the monitor's verdicts;
 ``ros2 bag info`` reads it where rosbag2 is installed. The simulator runs at a quarter of real
 time (REAL_TIME_FACTOR): about 6 minutes in all.
 """
@@ -27,6 +28,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -49,6 +51,8 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosbags.rosbag2 import Reader
 from std_msgs.msg import String
+
+from galley_runtime.recording.decoding import MessageDecoder
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = Path(tempfile.mkdtemp(prefix="galley_launch_test_"))
@@ -210,6 +214,26 @@ class TestAfterShutdown(unittest.TestCase):
         self.assertEqual(SEEN["topics"] - recorded, set())
         self.assertGreater(counts["/diagnostics"], 0)
         self.assertGreater(counts["/task/result"], 0)
+
+    def test_every_message_decodes_and_galley_replays_the_bag_with_the_monitor_s_verdicts(self) -> None:
+        decoder = MessageDecoder()
+        with Reader(BAG_1) as reader:
+            total = sum(c.msgcount for c in reader.connections)
+            decoded = sum(
+                decoder.decode(c.topic, raw, c.msgtype) is not None for c, _, raw in reader.messages()
+            )
+        self.assertEqual(decoder.unreadable, [])
+        self.assertEqual(decoded, total)
+        replay = subprocess.run(
+            [sys.executable, "-m", "galley_cli.main", "replay", str(BAG_1)],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        self.assertEqual(replay.returncode, 0, replay.stderr)
+        self.assertIn("the monitor's verdicts:", replay.stdout)
+        self.assertIn("pass  place_distance", replay.stdout)
 
     def test_ros2_bag_info_reads_the_bag(self) -> None:
         ros2 = shutil.which("ros2")
