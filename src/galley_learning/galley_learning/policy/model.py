@@ -263,11 +263,12 @@ class DiffusionPolicy(nn.Module):
         return self.mlp(cond.flatten(1)).reshape(len(cond), c.horizon, c.action_dim)
 
     def loss(
-        self, cond: torch.Tensor, actions: torch.Tensor, regression: str = "mse", huber_delta: float = 0.03
+        self, cond: torch.Tensor, actions: torch.Tensor, regression: str, huber_delta: float
     ) -> torch.Tensor:
         """DDPM training loss: MSE of the predicted noise at a random diffusion step.
 
-        The MLP head's: ``regression`` (``mse`` or ``huber`` with ``huber_delta``) of its actions.
+        The MLP head's: ``regression`` (``mse`` or ``huber`` with ``huber_delta``) of its actions, as
+        TrainConfig's ``regression_loss`` and ``huber_delta`` say.
         """
         if self.config.head == "mlp":
             predicted = self._regress(cond)

@@ -247,7 +247,9 @@ def train(
     while step < config.steps:
         rows = rng.integers(0, len(train_batches), config.batch_size)
         images, state, words, actions = train_batches.make(rows, device)
-        loss = model.loss(model.encode(images, state, words), actions, *_regression(config))
+        loss = model.loss(
+            model.encode(images, state, words), actions, config.regression_loss, config.huber_delta
+        )
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         _schedule(optimizer, config, step)
@@ -296,11 +298,6 @@ def _schedule(optimizer: torch.optim.Optimizer, config: TrainConfig, step: int) 
         group["lr"] = group.setdefault("initial_lr", group["lr"]) * factor
 
 
-def _regression(config: TrainConfig) -> tuple[str, float]:
-    """The MLP head's loss and its Huber delta (model.DiffusionPolicy.loss)."""
-    return config.regression_loss, config.huber_delta
-
-
 def _val_loss(
     model: DiffusionPolicy, ema: Any, batches: Batches, config: TrainConfig, device: torch.device
 ) -> float:
@@ -314,7 +311,11 @@ def _val_loss(
         torch.manual_seed(0)
         rows = rng.integers(0, len(batches), config.batch_size)
         images, state, words, actions = batches.make(rows, device)
-        loss = float(model.loss(model.encode(images, state, words), actions, *_regression(config)))
+        loss = float(
+            model.loss(
+                model.encode(images, state, words), actions, config.regression_loss, config.huber_delta
+            )
+        )
     model.train()
     ema.restore(model.parameters())
     return loss
