@@ -75,6 +75,28 @@ def test_a_place_anchors_at_the_spot_the_task_layer_would_choose_among_perceived
     assert math.hypot(spot[0] + 0.5, spot[1] + 0.56) > 0.1  # not on the apple the robot sees there
 
 
+def test_a_place_holds_its_spot_while_estimates_move_and_chooses_again_after_the_base_moved(scene) -> None:  # type: ignore[no-untyped-def]
+    sensors = SensorGoals(scene)
+    ee = np.zeros(3)
+    x, y, yaw = scene.zone("blue").approach
+    sensors.features("move to the blue zone", (x, y, 0.0, yaw), {}, ee)
+    base = (x, y, 0.0, yaw)
+    first = place_target(scene, "blue", "bowl", {}, (x, y))
+    f0 = _named(sensors.features("place the bowl", base, {}, ee))
+    # the arm hides nothing any more: an apple appears on the chosen spot; the spot holds
+    apple = {"apple": Perceived(first[0], first[1], first[2], 0.0, 0.9)}
+    f1 = _named(sensors.features("place the bowl", base, apple, ee))
+    assert (f1["anchor_x"], f1["anchor_y"]) == pytest.approx((f0["anchor_x"], f0["anchor_y"]))
+    # the base teleported 10 cm: the spot is chosen again, among what is perceived now
+    moved = (x + 0.1 * math.cos(yaw), y + 0.1 * math.sin(yaw), 0.0, yaw)
+    f2 = _named(sensors.features("place the bowl", moved, apple, ee))
+    again = place_target(scene, "blue", "bowl", {"apple": first[:2]}, moved[:2])
+    assert math.dist(again[:2], first[:2]) > 0.05
+    c, s = math.cos(yaw), math.sin(yaw)
+    dx, dy = again[0] - moved[0], again[1] - moved[1]
+    assert (f2["anchor_x"], f2["anchor_y"]) == pytest.approx((c * dx + s * dy, -s * dx + c * dy))
+
+
 def test_perceived_objects_are_read_from_the_message() -> None:
     q = Rotation.from_euler("z", 0.3).as_quat()
     pose = Msg(position=Msg(x=1.0, y=2.0, z=0.9), orientation=Msg(x=q[0], y=q[1], z=q[2], w=q[3]))
