@@ -4,12 +4,13 @@ Skipped where rclpy is not importable. Two ways to run them: a sourced ROS 2 Hum
 install with this workspace built (everything runs), or PyPI's ROS 2 Jazzy wheels
 (requirements-dev.txt's last section: rclpy with Fast DDS and the standard message packages, no
 tf2_ros, no launch, no rosbag2_py, no galley_msgs classes), where the tests needing those skip with
-the reason. docs/tutorials/ros2.md ("Which tests run where") says which tests run where.
+the reason. docs/tutorials/ros2.md ("Which tests run where") says which tests run where. rclpy's messages,
+logging and clock are test_ros2_messages.py's; the fixtures ``ros`` and ``spin_for`` and the DDS
+settings that keep runs apart are in this folder's conftest.py.
 """
 
 from __future__ import annotations
 
-import array
 import importlib
 import importlib.util
 import os
@@ -17,19 +18,12 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
-# DDS discovery stays on this machine (Jazzy: the range; Humble: localhost only), and concurrent
-# runs do not hear each other's nodes. Set before rclpy's first context reads them.
-os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-if os.environ.get("ROS_DISTRO") == "humble":
-    os.environ.setdefault("ROS_LOCALHOST_ONLY", "1")
-os.environ.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100 + 1))
 rclpy = pytest.importorskip("rclpy", reason="rclpy is not importable: ROS 2 is not installed or not sourced")
 
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
@@ -37,15 +31,14 @@ from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from rosbags.rosbag2 import Reader  # noqa: E402
 
-from galley_core.config import Config, describe_fields, param  # noqa: E402
+from galley_core.config import describe_fields  # noqa: E402
 from galley_nodes import stack  # noqa: E402
 from galley_nodes.nodes.square_driver import SquareDriverNode  # noqa: E402
 from galley_nodes.nodes.trajectory_logger import TrajectoryLoggerNode  # noqa: E402
 from galley_nodes.nodes.unicycle_base import UnicycleBaseNode  # noqa: E402
 from galley_nodes.registry import load_node_class  # noqa: E402
 from galley_runtime import messages, rosbags_messages  # noqa: E402
-from galley_runtime.conversions import diagnostic_array_msg  # noqa: E402
-from galley_runtime.node import Node, Publishes, Subscribes, Timer  # noqa: E402
+from galley_runtime.node import Node  # noqa: E402
 from galley_runtime.params_file import (  # noqa: E402
     ParameterError,
     config_for_node,
@@ -54,7 +47,6 @@ from galley_runtime.params_file import (  # noqa: E402
 )
 from galley_runtime.recording.decoding import MessageDecoder  # noqa: E402
 from galley_runtime.recording.metadata_file import load_metadata  # noqa: E402
-from galley_runtime.ros2.host import RclpyNodeHost, create_node  # noqa: E402
 from galley_runtime.ros2.messages import RclpyMessages  # noqa: E402
 
 pytestmark = pytest.mark.ros2
@@ -88,38 +80,8 @@ def missing_message_package(node_cls: type[Node]) -> str | None:
     return None
 
 
-@pytest.fixture
-def ros():
-    """An rclpy context for one test; restores the embedded message backend afterwards."""
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    previous = messages.use_backend(None)
-    created = []
-
-    def make(node_cls, **kwargs):
-        ros_node, node = create_node(node_cls, context=context, **kwargs)
-        created.append(ros_node)
-        return ros_node, node
-
-    yield context, make
-    for ros_node in created:
-        ros_node.destroy_node()
-    rclpy.try_shutdown(context=context)
-    messages.use_backend(previous)
-
-
-def spin_for(context, nodes, seconds: float) -> None:
-    executor = SingleThreadedExecutor(context=context)
-    for n in nodes:
-        executor.add_node(n)
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        executor.spin_once(timeout_sec=0.02)
-    executor.shutdown()
-
-
 @NEEDS_TF2
-def test_demo_nodes_talk_over_dds_and_tf(ros):
+def test_demo_nodes_talk_over_dds_and_tf(ros, spin_for):
     context, make = ros
     base_ros, base = make(UnicycleBaseNode)
     driver_ros, _ = make(SquareDriverNode, parameter_overrides=[Parameter("speed_mps", value=0.4)])
@@ -149,34 +111,6 @@ def test_a_bad_override_names_the_node_and_the_parameter(ros):
         ParameterError, match=r"node '/square_driver': parameter 'laps' = 0 is not allowed: >= 1"
     ):
         make(SquareDriverNode, parameter_overrides=[Parameter("laps", value=0)])
-
-
-def test_rclpy_messages_accept_numpy_values(ros):
-    backend = RclpyMessages()
-    scan = backend.new(
-        "sensor_msgs/msg/LaserScan",
-        header={"frame_id": "laser"},
-        angle_min=np.float32(-1.5),
-        ranges=np.linspace(0.5, 2.0, 4, dtype=np.float64),
-    )
-    assert isinstance(scan.ranges, array.array) and scan.ranges.typecode == "f"
-    assert list(scan.ranges) == pytest.approx([0.5, 1.0, 1.5, 2.0])
-    assert scan.angle_min == pytest.approx(-1.5) and scan.header.frame_id == "laser"
-    info = backend.new("sensor_msgs/msg/CameraInfo", k=[1.0] * 9)
-    assert isinstance(info.k, np.ndarray) and info.k.dtype == np.float64
-    path = backend.new("nav_msgs/msg/Path", poses=[{"header": {"frame_id": "map"}}])
-    assert path.poses[0].header.frame_id == "map"
-
-
-def test_galley_msgs_built_by_rosidl_match_the_embedded_definitions(ros):
-    pytest.importorskip("galley_msgs.msg", reason="galley_msgs is not built (colcon build this workspace)")
-    backend = RclpyMessages()
-    for type_name in rosbags_messages.iter_galley_types():
-        ros_fields = list(backend.get_class(type_name).get_fields_and_field_types())
-        embedded_fields = [name for name, _ in rosbags_messages.typestore().fielddefs[type_name][1]]
-        assert ros_fields == embedded_fields, type_name
-    plan = backend.new("galley_msgs/msg/TaskPlan", steps=["pick the bowl"])
-    assert list(plan.steps) == ["pick the bowl"]
 
 
 def test_the_demo_launch_file_declares_its_arguments_and_nodes():
@@ -247,7 +181,7 @@ def test_every_launched_node_whose_messages_exist_starts_with_the_shipped_config
 
 
 @pytest.mark.parametrize("writer", ["auto", "rosbag2_py"])
-def test_the_recorder_records_other_nodes_over_dds_with_the_shipped_config(ros, tmp_path, writer):
+def test_the_recorder_records_other_nodes_over_dds_with_the_shipped_config(ros, spin_for, tmp_path, writer):
     """map_server and scene_markers publish (latched), the recorder (``topics: []``) records both."""
     if writer == "rosbag2_py" and importlib.util.find_spec("rosbag2_py") is None:
         pytest.skip("rosbag2_py is not importable (rosbag2 is C++: not in PyPI's wheels)")
@@ -330,86 +264,6 @@ def test_the_task_executor_publishes_a_failed_result_for_a_failed_step(ros):
     assert results, "no /task/result"
     assert not results[-1].success and list(results[-1].step_success) == [False]
     assert "exceeded the 1 s step time limit" in results[-1].step_reason[0]
-
-
-# -- byte fields, logger severities, simulated time ---------------------------------------------
-
-
-@dataclass(frozen=True)
-class LevelConfig(Config):
-    level: int = param(2, "level of the published status", ge=0, le=3)
-
-
-class StatusSource(Node):
-    """Publishes one diagnostic status per tick, built as the monitor builds its own."""
-
-    name = "status_source"
-    Config = LevelConfig
-    publishes = (Publishes("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray"),)
-    timers = (Timer("tick", period_s=0.05),)
-
-    def tick(self) -> None:
-        entry = type("Entry", (), {"level": self.config.level, "name": "x", "message": "m", "values": ()})
-        self.publish("/diagnostics", diagnostic_array_msg([entry], self.now_ns(), "source"))
-
-
-class StatusSink(Node):
-    """Reads received levels as nodes do, through messages.byte_value."""
-
-    name = "status_sink"
-    subscribes = (Subscribes("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray", "on_status"),)
-
-    def __init__(self, host: Any, config: Any) -> None:
-        super().__init__(host, config)
-        self.raw: list[Any] = []
-        self.levels: list[int] = []
-
-    def on_status(self, msg: Any) -> None:
-        self.raw.extend(s.level for s in msg.status)
-        self.levels.extend(messages.byte_value(s.level) for s in msg.status)
-
-
-def test_byte_fields_cross_dds_as_bytes_and_read_as_ints(ros):
-    context, make = ros
-    source_ros, _ = make(StatusSource)
-    sink_ros, sink = make(StatusSink)
-    spin_for(context, [source_ros, sink_ros], 0.8)
-    assert sink.levels and set(sink.levels) == {2}
-    assert set(sink.raw) == {b"\x02"}  # rclpy's form: int(b"\x02") raises, as the monitor did
-
-
-def test_the_hosts_logger_takes_one_call_site_at_two_severities(ros):
-    context, _ = ros
-    ros_node = rclpy.node.Node("logging_probe", context=context)
-
-    def log_outcome(log: Any, ok: bool) -> None:
-        (log.info if ok else log.warning)("step done")  # one call site, two severities
-
-    raw = ros_node.get_logger()
-    log_outcome(raw, True)
-    with pytest.raises(ValueError, match="severity cannot be changed"):
-        log_outcome(raw, False)  # rclpy's rule, which killed the task executor
-    host = RclpyNodeHost(ros_node, uses_tf=False)
-    for ok in (True, False, True):
-        log_outcome(host.logger, ok)
-    ros_node.destroy_node()
-
-
-def test_use_sim_time_gives_a_node_the_clock_topics_time(ros):
-    context, make = ros
-    source_ros, source = make(StatusSource, parameter_overrides=[Parameter("use_sim_time", value=True)])
-    clock_node = rclpy.node.Node("clock_source", context=context)
-    clock = clock_node.create_publisher(messages.backend().get_class("rosgraph_msgs/msg/Clock"), "/clock", 10)
-    stamp = messages.new("rosgraph_msgs/msg/Clock", clock={"sec": 1234, "nanosec": 5})
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(source_ros)
-    end = time.monotonic() + 1.0
-    while time.monotonic() < end and source.now_ns() != 1234 * 1_000_000_000 + 5:
-        clock.publish(stamp)
-        executor.spin_once(timeout_sec=0.02)
-    executor.shutdown()
-    clock_node.destroy_node()
-    assert source.now_ns() == 1234 * 1_000_000_000 + 5
 
 
 # -- the launch file under a full ROS 2 ----------------------------------------------------------

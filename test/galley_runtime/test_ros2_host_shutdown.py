@@ -25,8 +25,6 @@ from typing import Any
 
 import pytest
 
-os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # as test_ros2_host.py
-os.environ.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100 + 1))
 rclpy = pytest.importorskip("rclpy", reason="rclpy is not importable: ROS 2 is not installed or not sourced")
 
 from std_msgs.msg import String  # noqa: E402
