@@ -67,7 +67,14 @@ def move_succeeded(base: Pose2D, goal: Pose2D, config: ExecutorConfig) -> Judgem
     return False, f"the base stopped {distance:.3f} m from the goal (> {config.nav_success_radius_m} m)"
 
 
-def settled(runner: PlanRunner, scene: Scene, truth: GroundTruth, config: ExecutorConfig) -> bool:
+def settled(
+    runner: PlanRunner,
+    scene: Scene,
+    truth: GroundTruth,
+    config: ExecutorConfig,
+    *,
+    pick_from: Sequence[float] | None = None,
+) -> bool:
     """Whether the running step has left the robot as the oracle's same step leaves it.
 
     Not a success criterion: what completion 'criteria' waits for, once the criterion holds, before
@@ -75,14 +82,22 @@ def settled(runner: PlanRunner, scene: Scene, truth: GroundTruth, config: Execut
     base faces its goal's heading within ``nav_heading_tolerance_rad`` (the path follower turns
     before it reports). A pick: the object's bottom at least ``pick_carry_height_m`` above the
     floor (the pick-and-place machine ends a pick with the object raised to its carry height, over
-    the counters the next move drives past; 0: no wait). Any other step, or none running: True.
+    the counters the next move drives past; 0: no wait) and the tool centre point at least
+    ``pick_retreat_m`` (horizontally) from ``pick_from``, where the object stood when the pick began
+    (the machine's retreat draws the arm back towards the base; 0 or no ``pick_from``: no wait).
+    Any other step, or none running: True.
     """
     step = runner.current
     if step is None or step.action not in ("move", "pick"):
         return True
     try:
         if step.action == "pick":
-            return float(truth.object_pose(step.target).translation[2]) >= config.pick_carry_height_m
+            if float(truth.object_pose(step.target).translation[2]) < config.pick_carry_height_m:
+                return False
+            if config.pick_retreat_m <= 0.0 or pick_from is None:
+                return True
+            tcp = truth.tcp()
+            return math.hypot(tcp[0] - pick_from[0], tcp[1] - pick_from[1]) >= config.pick_retreat_m
         yaw = truth.base_pose().theta
     except (TransformError, KeyError):
         return False

@@ -27,6 +27,7 @@ goal to the node that executes it and teleports after a failed step.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal
 from galley_core.tasks.grammar import Action, InvalidPlanError, Step, parse_plan, validate_plan
 from galley_core.tasks.judging import judge_step, move_succeeded, robot_zone, settled
 from galley_core.tasks.replanning import EpisodeReplans
+from galley_core.tf_tree import TransformError
 from galley_nodes.nodes.base_mover import NAVIGATE_CALL, BaseMover
 from galley_nodes.nodes.ground_truth import TfGroundTruth
 from galley_nodes.nodes.step_goals import StepGoals
@@ -69,8 +71,8 @@ class TaskExecutorConfig(ExecutorConfig):
         "how a step ends: 'status' (the executing node's terminal status on /navigation/status or "
         "/arm/status, then judged) or 'criteria' (as soon as ground truth meets the step's success "
         "criterion, checked at rate_hz, a move also facing its goal within nav_heading_tolerance_rad, "
-        "a pick also carrying its object at pick_carry_height_m; for learned policies, which report "
-        "no status)",
+        "a pick also carrying its object at pick_carry_height_m, drawn back pick_retreat_m; for learned "
+        "policies, which report no status)",
         choices=("status", "criteria"),
     )
     pick_hold_distance_m: float = param(
@@ -139,6 +141,7 @@ class TaskExecutorNode(Node):
         self._step_start_ns = 0
         self._plan_start_ns = 0
         self._active_seen = False
+        self._pick_from: tuple[float, float] | None = None  # where a running pick's object stood
         self.truth = TfGroundTruth(self, self.scene)
         self.replans = EpisodeReplans(config.max_replans)
         self._replan_ns = 0
@@ -203,6 +206,7 @@ class TaskExecutorNode(Node):
         step = runner.begin(self.now_s())
         self._step_start_ns = self.now_ns()
         self._active_seen = False
+        self._pick_from = None
         self._event(STEP_STARTED, step)
         self._status(ACTION_ACTIVE, self.instruction, "", phase=str(step))
         self.goals.send(step)
@@ -271,7 +275,9 @@ class TaskExecutorNode(Node):
             return
         criteria = self.config.completion == "criteria" and self._running() is not None
         ok, why = self._criterion() if criteria else (False, "")
-        if ok and settled(runner, self.scene, self.truth, self.config):
+        if criteria:
+            self._note_pick_start()
+        if ok and settled(runner, self.scene, self.truth, self.config, pick_from=self._pick_from):
             self._end_step(True, "")
         elif runner.timed_out(self.now_s()):  # met but not settled (not turned, not carried): judged (ok)
             reason = f"exceeded the {self.config.step_time_limit_s:.0f} s step time limit"
@@ -384,6 +390,14 @@ class TaskExecutorNode(Node):
         self.runner = None if runner.done else runner
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _note_pick_start(self) -> None:
+        """Where the running pick's object stood when the pick began (its first pose; settled's)."""
+        step = self._running()
+        if self._pick_from is None and step is not None and step.action == "pick":
+            with contextlib.suppress(TransformError, KeyError):
+                t = self.truth.object_pose(step.target).translation
+                self._pick_from = (float(t[0]), float(t[1]))
 
     def _running(self) -> Step | None:
         runner = self.runner
