@@ -18,6 +18,7 @@ from galley_core.tasks.judging import (
     move_succeeded,
     pick_succeeded,
     place_succeeded,
+    retreat_over,
     robot_zone,
     settled,
     surface_z,
@@ -234,18 +235,23 @@ def test_a_pick_settles_with_its_object_raised_to_the_carry_height(kitchen):
     assert not settled(runner, kitchen, FakeTruth(), carry)  # no object pose: not yet
 
 
-def test_a_pick_settles_only_with_the_arm_drawn_back_from_where_the_object_stood(kitchen):
+def test_a_pick_settles_only_with_the_arm_drawn_back(kitchen):
     """The oracle's retreat draws the arm back; a policy's pick must not end with the arm reaching out."""
     runner = runner_at(BOWL_ON_BLUE, 1)
-    back = ExecutorConfig(pick_carry_height_m=0.94, pick_retreat_m=0.18)
-    carried = {"bowl": at(1.1, 2.0, 0.95)}
-    reaching = FakeTruth(objects=carried, tcp_position=np.array([1.1, 2.05, 1.0]))
-    assert not settled(runner, kitchen, reaching, back, pick_from=(1.0, 2.0))  # 0.11 m from the start
-    drawn = FakeTruth(objects=carried, tcp_position=np.array([1.0, 2.0 - 0.18 - TINY, 1.0]))
-    assert settled(runner, kitchen, drawn, back, pick_from=(1.0, 2.0))
-    assert not settled(runner, kitchen, FakeTruth(objects=carried), back, pick_from=(1.0, 2.0))  # no tcp yet
-    assert settled(runner, kitchen, reaching, back)  # where it stood is not known: the height alone
-    assert settled(runner, kitchen, reaching, ExecutorConfig(pick_carry_height_m=0.94), pick_from=(1.0, 2.0))
+    carry = ExecutorConfig(pick_carry_height_m=0.94)
+    carried = FakeTruth(objects={"bowl": at(1.1, 2.0, 0.95)})
+    assert settled(runner, kitchen, carried, carry, arm_drawn_back=True)
+    assert not settled(runner, kitchen, carried, carry, arm_drawn_back=False)
+    assert (
+        settled(runner_at(BOWL_ON_BLUE, 0), kitchen, carried, carry, arm_drawn_back=False) is False
+    )  # a move
+    assert settled(runner_at(BOWL_ON_BLUE, 3), kitchen, carried, carry, arm_drawn_back=False)  # a place
+    back = ExecutorConfig(pick_retreat_m=0.18)
+    assert not retreat_over(0.17, 0.15, back, period_s=0.1)  # not yet far enough
+    assert not retreat_over(0.20, 0.18, back, period_s=0.1)  # still drawing away at 0.2 m/s
+    assert retreat_over(0.201, 0.20, back, period_s=0.1)  # 1 cm/s: over
+    assert retreat_over(0.19, 0.20, back, period_s=0.1)  # turned back towards the object
+    assert not retreat_over(0.25, None, back, period_s=0.1)  # the first check: no speed yet
 
 
 def test_a_pick_is_judged_on_the_lift_off_the_surface_of_the_zone_moved_to(kitchen):

@@ -70,9 +70,9 @@ class ExecutorConfig(Config):
     pick_retreat_m: float = param(
         0.0,
         "completion 'criteria' ends a pick only with the tool centre point this far (horizontally) from "
-        "where the object stood when the pick began (the oracle's pick ends with the arm drawn back "
-        "towards the base, its retreat; a policy's object reaches pick_carry_height_m with the arm "
-        "still reaching out, and the place after the next move then starts from a pose no "
+        "where the object stood when the pick began and no longer drawing away (the oracle's pick ends "
+        "with its retreat towards the base over; a policy's object reaches pick_carry_height_m with the "
+        "arm still reaching out, and the place after the next move then starts from a pose no "
         "demonstration starts from); at the time limit the pick is judged on the lift alone; 0: no wait",
         unit="m",
         ge=0.0,

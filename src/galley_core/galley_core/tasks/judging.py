@@ -34,6 +34,7 @@ __all__ = [
     "move_succeeded",
     "pick_succeeded",
     "place_succeeded",
+    "retreat_over",
     "robot_zone",
     "settled",
     "surface_z",
@@ -73,7 +74,7 @@ def settled(
     truth: GroundTruth,
     config: ExecutorConfig,
     *,
-    pick_from: Sequence[float] | None = None,
+    arm_drawn_back: bool = True,
 ) -> bool:
     """Whether the running step has left the robot as the oracle's same step leaves it.
 
@@ -82,9 +83,8 @@ def settled(
     base faces its goal's heading within ``nav_heading_tolerance_rad`` (the path follower turns
     before it reports). A pick: the object's bottom at least ``pick_carry_height_m`` above the
     floor (the pick-and-place machine ends a pick with the object raised to its carry height, over
-    the counters the next move drives past; 0: no wait) and the tool centre point at least
-    ``pick_retreat_m`` (horizontally) from ``pick_from``, where the object stood when the pick began
-    (the machine's retreat draws the arm back towards the base; 0 or no ``pick_from``: no wait).
+    the counters the next move drives past; 0: no wait) and ``arm_drawn_back`` (the caller's
+    judgement that the arm has come back as the machine's retreat brings it, ``pick_retreat_m``).
     Any other step, or none running: True.
     """
     step = runner.current
@@ -92,17 +92,32 @@ def settled(
         return True
     try:
         if step.action == "pick":
-            if float(truth.object_pose(step.target).translation[2]) < config.pick_carry_height_m:
-                return False
-            if config.pick_retreat_m <= 0.0 or pick_from is None:
-                return True
-            tcp = truth.tcp()
-            return math.hypot(tcp[0] - pick_from[0], tcp[1] - pick_from[1]) >= config.pick_retreat_m
+            carried = float(truth.object_pose(step.target).translation[2]) >= config.pick_carry_height_m
+            return carried and arm_drawn_back
         yaw = truth.base_pose().theta
     except (TransformError, KeyError):
         return False
     error = math.remainder(yaw - move_goal(scene, step.target).theta, math.tau)
     return abs(error) <= config.nav_heading_tolerance_rad
+
+
+#: A pick's retreat is over once the tcp draws away from the object's start slower than this, m/s.
+RETREAT_OVER_MPS = 0.02
+
+
+def retreat_over(
+    distance_m: float, previous_m: float | None, config: ExecutorConfig, *, period_s: float
+) -> bool:
+    """Whether a pick has drawn the arm back as the oracle's retreat does (``settled``'s ``arm_drawn_back``).
+
+    ``distance_m``: the tcp's horizontal distance from where the object stood when the pick began;
+    ``previous_m``: the same one check (``period_s``) earlier, None at the first. Over: at least
+    ``pick_retreat_m`` away and drawing away slower than ``RETREAT_OVER_MPS`` (ended at a set
+    distance, a policy's arm was still 8 to 12 cm short of the oracle's carry pose).
+    """
+    if previous_m is None or distance_m < config.pick_retreat_m:
+        return False
+    return distance_m - previous_m <= RETREAT_OVER_MPS * period_s
 
 
 def pick_succeeded(object_z: float, surface_z: float, name: str, config: ExecutorConfig) -> Judgement:
