@@ -13,6 +13,7 @@ from galley_core.scene import load_scene
 from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal, place_target
 from galley_core.tasks.grammar import parse_plan
 from galley_core.tasks.judging import (
+    PickRetreat,
     held,
     judge_step,
     move_succeeded,
@@ -252,6 +253,13 @@ def test_a_pick_settles_only_with_the_arm_drawn_back(kitchen):
     assert retreat_over(0.201, 0.20, back, period_s=0.1)  # 1 cm/s: over
     assert retreat_over(0.19, 0.20, back, period_s=0.1)  # turned back towards the object
     assert not retreat_over(0.25, None, back, period_s=0.1)  # the first check: no speed yet
+    follow, pick = PickRetreat(back, period_s=0.1), runner_at(BOWL_ON_BLUE, 1).current
+    stood = {"bowl": at(1.0, 2.0, 0.95)}
+    assert not follow.over(pick, FakeTruth(objects=stood))  # no tcp yet
+    tcps = [(1.0, 2.05), (1.0, 1.9), (1.0, 1.8), (1.0, 1.799)]  # reaching, drawing back, at rest
+    seen = [follow.over(pick, FakeTruth(objects=stood, tcp_position=np.array([*p, 1.0]))) for p in tcps]
+    assert seen == [False, False, False, True]
+    assert follow.over(runner_at(BOWL_ON_BLUE, 3).current, FakeTruth())  # a place: nothing to follow
 
 
 def test_a_pick_is_judged_on_the_lift_off_the_surface_of_the_zone_moved_to(kitchen):

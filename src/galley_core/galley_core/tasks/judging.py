@@ -29,6 +29,7 @@ from galley_core.tf_tree import TransformError
 
 __all__ = [
     "GroundTruth",
+    "PickRetreat",
     "held",
     "judge_step",
     "move_succeeded",
@@ -118,6 +119,41 @@ def retreat_over(
     if previous_m is None or distance_m < config.pick_retreat_m:
         return False
     return distance_m - previous_m <= RETREAT_OVER_MPS * period_s
+
+
+class PickRetreat:
+    """Follows a running pick's tcp from where its object stood, for ``settled``'s ``arm_drawn_back``.
+
+    Call :meth:`over` at every check of the running step and :meth:`reset` when a step begins; the
+    object's position is read at the pick's first check. ``period_s``: the time between checks.
+    """
+
+    def __init__(self, config: ExecutorConfig, period_s: float) -> None:
+        self.config, self.period_s = config, period_s
+        self._from: tuple[float, float] | None = None
+        self._distance: float | None = None
+
+    def reset(self) -> None:
+        self._from = self._distance = None
+
+    def over(self, step: Step | None, truth: GroundTruth) -> bool:
+        """Whether ``step``'s retreat is over (``retreat_over``).
+
+        True for any other step or with ``pick_retreat_m`` 0; False while the object or the tcp is
+        unknown.
+        """
+        if self.config.pick_retreat_m <= 0.0 or step is None or step.action != "pick":
+            return True
+        try:
+            if self._from is None:
+                t = truth.object_pose(step.target).translation
+                self._from = (float(t[0]), float(t[1]))
+            tcp = truth.tcp()
+        except (TransformError, KeyError):
+            return False
+        distance = math.hypot(tcp[0] - self._from[0], tcp[1] - self._from[1])
+        previous, self._distance = self._distance, distance
+        return retreat_over(distance, previous, self.config, period_s=self.period_s)
 
 
 def pick_succeeded(object_z: float, surface_z: float, name: str, config: ExecutorConfig) -> Judgement:

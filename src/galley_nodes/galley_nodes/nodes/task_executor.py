@@ -27,7 +27,6 @@ goal to the node that executes it and teleports after a failed step.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,9 +34,8 @@ from galley_core.config import param
 from galley_core.scene import Scene
 from galley_core.tasks.executor import ExecutorConfig, PlanRunner, move_goal
 from galley_core.tasks.grammar import Action, InvalidPlanError, Step, parse_plan, validate_plan
-from galley_core.tasks.judging import judge_step, move_succeeded, retreat_over, robot_zone, settled
+from galley_core.tasks.judging import PickRetreat, judge_step, move_succeeded, robot_zone, settled
 from galley_core.tasks.replanning import EpisodeReplans
-from galley_core.tf_tree import TransformError
 from galley_nodes.nodes.base_mover import NAVIGATE_CALL, BaseMover
 from galley_nodes.nodes.ground_truth import TfGroundTruth
 from galley_nodes.nodes.step_goals import StepGoals
@@ -141,13 +139,12 @@ class TaskExecutorNode(Node):
         self._step_start_ns = 0
         self._plan_start_ns = 0
         self._active_seen = False
-        self._pick_from: tuple[float, float] | None = None  # where a running pick's object stood
-        self._pick_distance: float | None = None  # the tcp's from there at the last check
         self.truth = TfGroundTruth(self, self.scene)
         self.replans = EpisodeReplans(config.max_replans)
         self._replan_ns = 0
         self.mover = BaseMover(self, use_action=config.move_with == "navigate_to_pose", on_end=self._moved)
         self.goals = StepGoals(self, self.scene, self.truth, self.mover)
+        self.retreat = PickRetreat(config, 1.0 / config.rate_hz)
         self.task = TaskAction(self)
         self._status(ACTION_IDLE, "", "waiting for a plan on /task/plan")
 
@@ -207,7 +204,7 @@ class TaskExecutorNode(Node):
         step = runner.begin(self.now_s())
         self._step_start_ns = self.now_ns()
         self._active_seen = False
-        self._pick_from = self._pick_distance = None
+        self.retreat.reset()
         self._event(STEP_STARTED, step)
         self._status(ACTION_ACTIVE, self.instruction, "", phase=str(step))
         self.goals.send(step)
@@ -276,7 +273,7 @@ class TaskExecutorNode(Node):
             return
         criteria = self.config.completion == "criteria" and self._running() is not None
         ok, why = self._criterion() if criteria else (False, "")
-        drawn_back = self._arm_drawn_back() if criteria else True
+        drawn_back = self.retreat.over(self._running(), self.truth) if criteria else True
         if ok and settled(runner, self.scene, self.truth, self.config, arm_drawn_back=drawn_back):
             self._end_step(True, "")
         elif runner.timed_out(self.now_s()):  # met but not settled (not turned, not carried): judged (ok)
@@ -390,26 +387,6 @@ class TaskExecutorNode(Node):
         self.runner = None if runner.done else runner
 
     # -- helpers -------------------------------------------------------------------------------
-
-    def _arm_drawn_back(self) -> bool:
-        """Whether a running pick's retreat is over (``retreat_over``); True for any other step.
-
-        Fed at every check of a running pick: the distance is measured from where the object stood
-        at the pick's first check.
-        """
-        step = self._running()
-        if self.config.pick_retreat_m <= 0.0 or step is None or step.action != "pick":
-            return True
-        try:
-            if self._pick_from is None:
-                t = self.truth.object_pose(step.target).translation
-                self._pick_from = (float(t[0]), float(t[1]))
-            tcp = self.truth.tcp()
-        except (TransformError, KeyError):
-            return False
-        distance = math.hypot(tcp[0] - self._pick_from[0], tcp[1] - self._pick_from[1])
-        previous, self._pick_distance = self._pick_distance, distance
-        return retreat_over(distance, previous, self.config, period_s=1.0 / self.config.rate_hz)
 
     def _running(self) -> Step | None:
         runner = self.runner
