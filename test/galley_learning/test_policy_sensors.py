@@ -10,15 +10,12 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from galley_core.config import ConfigError
-from galley_core.episode import Episode, ObjectPlacement
-from galley_core.geometry import Pose2D
 from galley_core.tasks.executor import place_target
 from galley_learning.policy.config import DatasetConfig
 from galley_learning.policy.goals import GOAL_NAMES
 from galley_learning.policy.observations import decode_action, encode_actions, policy_state, state_names
 from galley_learning.policy.sensors import SENSOR_NAMES, Perceived, SensorGoals, perceived_from_msg
 from galley_runtime.config_files import find_scene
-from galley_sim.simulator import KitchenSim
 
 
 @pytest.fixture(scope="module")
@@ -98,48 +95,6 @@ def test_a_place_holds_its_spot_while_estimates_move_and_chooses_again_after_the
     c, s = math.cos(yaw), math.sin(yaw)
     dx, dy = again[0] - moved[0], again[1] - moved[1]
     assert (f2["anchor_x"], f2["anchor_y"]) == pytest.approx((c * dx + s * dy, -s * dx + c * dy))
-
-
-def test_a_place_knows_where_its_pick_held_the_object_turned_with_the_tcp(scene) -> None:  # type: ignore[no-untyped-def]
-    sensors = SensorGoals(scene)
-    base = (0.0, 0.0, 0.0, 0.0)
-    cup = {"cup": Perceived(0.6, 0.0, 0.75, 0.0, 0.9)}
-    level = (1.0, 0.0, 0.0, 0.0)  # the tcp as base_link, w first
-    for ee in ([0.3, 0.0, 1.0], [0.62, 0.01, 0.80], [0.61, 0.0, 0.78], [0.45, 0.0, 0.70], [0.59, 0.0, 0.77]):
-        f = _named(sensors.features("pick the cup", base, cup, np.array(ee), level))
-        assert f["held"] == 0.0  # only a place reads it
-    # the lowest tcp near the anchor was the grasp (0.45 m is lower, but 15 cm away; 0.77 lower still)
-    quarter = Rotation.from_euler("z", math.pi / 2)
-    turned = (quarter.as_quat()[3], *quarter.as_quat()[:3])
-    f = _named(sensors.features("place the cup", base, {}, np.array([0.4, 0.1, 1.0]), turned))
-    assert f["held"] == 1.0
-    assert (f["held_x"], f["held_y"], f["held_z"]) == pytest.approx((0.0, 0.01, -0.02), abs=1e-12)
-    assert _named(sensors.features("place the bowl", base, {}, np.zeros(3), level))["held"] == 0.0
-    # a pick that never came near its object leaves nothing held
-    sensors.features("pick the cup", base, cup, np.array([0.3, 0.0, 0.5]), level)
-    assert _named(sensors.features("place the cup", base, {}, np.zeros(3), level))["held"] == 0.0
-
-
-def test_an_object_handed_over_is_held_where_the_simulator_puts_it(kitchen) -> None:  # type: ignore[no-untyped-def]
-    zone = kitchen.zone("blue")
-    for name in ("bowl", "fork", "plate"):
-        sim = KitchenSim(kitchen)
-        placement = ObjectPlacement(name, "blue", *zone.center, 0.3, "red", -3.0, 2.6)
-        sim.reset(Episode("kitchen", 0, Pose2D(*zone.approach), (placement,), {}))
-        sim.hand_over(name)
-        base, tcp = sim.base_pose(), sim.site_transform("tcp")
-        into_base = Rotation.from_euler("z", -base.theta)
-        ee_p = into_base.apply(tcp.translation - [base.x, base.y, 0.0])
-        ee = (into_base * Rotation.from_quat(tcp.rotation)).as_quat()
-        sensors = SensorGoals(kitchen)
-        sensors.hand_over(name)
-        base_map = (base.x, base.y, 0.0, base.theta)
-        f = _named(sensors.features(f"place the {name}", base_map, {}, ee_p, (ee[3], *ee[:3])))
-        held = into_base.apply(sim.object_poses()[name].translation - tcp.translation)
-        sim.close()
-        assert f["held"] == 1.0
-        got = (f["held_x"], f["held_y"], f["held_z"])
-        assert got == pytest.approx(held, abs=0.005), f"{name}: {got} against {held}"
 
 
 def test_perceived_objects_are_read_from_the_message() -> None:

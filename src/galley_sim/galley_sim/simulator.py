@@ -23,7 +23,6 @@ from numpy.typing import NDArray
 
 from galley_core.episode import Episode
 from galley_core.geometry import Pose2D, Transform, normalize_angle
-from galley_core.manipulation.phases import grasp_spec, hand_over_yaw
 from galley_core.manipulation.poses import rotz
 from galley_core.navigation.unicycle import integrate_unicycle
 from galley_core.scene import Scene
@@ -255,9 +254,8 @@ class KitchenSim:
         The arm goes to the tucked pose every episode starts in (clear of the counters, the tcp
         about a metre up), the object upright with its grasp point (the scene's ``grasp_offset``
         and ``grasp_yaw``, as the pick-and-place machine grasps) at the tcp, turned of the two
-        ways the fingers allow so that it hangs away from the robot (:func:`hand_over_yaw`: the
-        first way where both are as far), and the fingers close on it while the object and the
-        base are held still. Simulated time does not advance.
+        ways the fingers allow so that it hangs away from the robot, and the fingers close on it
+        while the object and the base are held still. Simulated time does not advance.
 
         Raises:
             KeyError: no such object; the message lists them.
@@ -277,8 +275,13 @@ class KitchenSim:
         tcp = d.site("tcp")
         closing = tcp.xmat.reshape(3, 3)[:, 1]  # the fingers close along the tcp's y axis
         base = np.array([d.qpos[self._base_qpos[0]], d.qpos[self._base_qpos[1]]])
-        yaw = hand_over_yaw(grasp_spec(spec), tcp.xpos, closing, base)
-        origin = (tcp.xpos - rotz(yaw) @ np.asarray(spec.grasp_offset, dtype=float)).tolist()
+        offset = np.asarray(spec.grasp_offset, dtype=float)
+        candidates = []
+        for turn in (0.0, math.pi):
+            yaw = math.atan2(closing[1], closing[0]) - spec.grasp_yaw + turn
+            origin = tcp.xpos - rotz(yaw) @ offset
+            candidates.append((float(np.hypot(*(origin[:2] - base))), origin.tolist(), yaw))
+        _, origin, yaw = max(candidates)
         adr, dof = self._object_qpos[name], self._object_dof[name]
         pinned = [*origin, math.cos(yaw / 2.0), 0.0, 0.0, math.sin(yaw / 2.0)]
         base_pose, base_ctrl = d.qpos[self._base_qpos].copy(), d.ctrl[self._base_act].copy()

@@ -50,14 +50,12 @@ from galley_core.manipulation.poses import rotz
 from galley_core.scene import ObjectSpec
 
 __all__ = [
-    "HAND_OVER_TIE_M",
     "PICK_PHASES",
     "PLACE_PHASES",
     "GraspSpec",
     "Phase",
     "PickPlaceConfig",
     "grasp_spec",
-    "hand_over_yaw",
     "pick_grasp",
     "pick_phases",
     "place_phases",
@@ -224,29 +222,6 @@ def turn_towards(shoulder: F64, position: F64, yaw: float, offset: F64) -> float
         return 0.0
     to_shoulder = math.atan2(shoulder[1] - position[1], shoulder[0] - position[0])
     return normalize_angle(to_shoulder - yaw - math.atan2(offset[1], offset[0]))
-
-
-#: A hand-over hangs the object the first way the fingers allow unless the other way puts it
-#: farther from the base by more than this (m): with the tcp straight ahead of the base the two
-#: are equally far, and a choice by rounding is one nobody could know.
-HAND_OVER_TIE_M = 0.01
-
-
-def hand_over_yaw(grasp: GraspSpec, tcp: F64, closing: F64, base: F64) -> float:
-    """The yaw at which an object handed into the gripper hangs (as Simulator.hand_over puts it).
-
-    Its grasp point (``grasp.offset``, ``grasp.yaw``) at the ``tcp``, its grasp direction along
-    the fingers' ``closing`` axis, turned of the two ways that allows so that it hangs away from
-    the ``base`` (x, y; any frame, the same as ``tcp`` and ``closing``'s).
-    """
-    offset = np.asarray(grasp.offset, dtype=float)
-    turns = []
-    for turn in (0.0, math.pi):
-        yaw = math.atan2(closing[1], closing[0]) - grasp.yaw + turn
-        origin = tcp - rotz(yaw) @ offset
-        turns.append((math.hypot(origin[0] - base[0], origin[1] - base[1]), yaw))
-    (near, first), (far, second) = turns
-    return second if far > near + HAND_OVER_TIE_M else first
 
 
 def place_tcp(

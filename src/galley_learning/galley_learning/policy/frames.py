@@ -211,9 +211,7 @@ def episode_frames(
     absolute = np.concatenate([cmd, target_p, target_q, grip_cmd[:, None]], axis=1)
     steps = data["step"].astype(str)
     sensing = SensorGoals(find_scene(scene)) if observation == "sensors" else None
-    goal, phase, sensed = goal_rows(
-        bag, data["t_s"], steps, ee_p, goal_tracker(scene, arm), sensors=sensing, ee_q=ee_q
-    )
+    goal, phase, sensed = goal_rows(bag, data["t_s"], steps, ee_p, goal_tracker(scene, arm), sensors=sensing)
     if sensing is not None and steps.size and not sensed[:, SENSOR_NAMES.index("seen")].any():
         arm_steps = np.char.startswith(steps, "pick ") | np.char.startswith(steps, "place ")
         if arm_steps.any():
@@ -264,7 +262,6 @@ def goal_rows(
     tracker: GoalTracker | None = None,
     *,
     sensors: SensorGoals | None = None,
-    ee_q: F64 | None = None,
 ) -> tuple[F64, F64, F64]:
     """:func:`~galley_learning.policy.goals.goal_features` and /arm/target at the ticks ``t_s`` (s).
 
@@ -273,9 +270,8 @@ def goal_rows(
     the dataset reader holds every stream; so is the arm controller's /arm/target, whose message
     with an empty frame_id (no goal running) ends it.
 
-    With ``sensors``, the sensors preset's rows too, from the same /goal_pose, /plan and base pose,
-    the latest /perception/objects message at each tick and the tcp's pose (``ee_p``, ``ee_q``:
-    (T, 4) w-first quaternions in base_link).
+    With ``sensors``, the sensors preset's rows too, from the same /goal_pose, /plan and base pose
+    and the latest /perception/objects message at each tick.
 
     Returns:
         The goal rows (T, len(GOAL_NAMES)), the arm targets (T, 7: x y z qw qx qy qz in
@@ -314,9 +310,7 @@ def goal_rows(
             if base is not None:
                 out[i] = goal_features(step_kind(str(steps[i])), base, tracker, objects, ee_p[i])
                 if sensors is not None:
-                    sensed[i] = sensors.features(
-                        str(steps[i]), base, perceived, ee_p[i], None if ee_q is None else ee_q[i]
-                    )
+                    sensed[i] = sensors.features(str(steps[i]), base, perceived, ee_p[i])
             targets[i] = target
             i += 1
 

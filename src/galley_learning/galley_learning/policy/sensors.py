@@ -33,13 +33,6 @@ be expressed from (``actions: anchor``, observations.encode_actions):
   of the plates' places; from the first frame's spot, in 8 %;
 * none in a move (the end-effector's own position stands in).
 
-And where the held object sits in the gripper, as the robot measured it at the grasp (*held*): in
-the place of the object the last pick lifted, the pick's anchor relative to the tcp at the pick's
-lowest point near it (the grasp), carried in the tcp's frame and turned with the tcp since. The
-arm hides a held object from the base camera for the first frames of a place; without this the
-policy had to guess the offset there, and the places of the policy it replaced ended 5 to 10 cm
-off in half of their failures, by about the held object's offset.
-
 ``frames`` (training, from a bag's /perception/objects) and the ``diffusion_policy`` node (acting,
 subscribed to the perception node) call the same functions.
 """
@@ -53,34 +46,22 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.spatial.transform import Rotation
 
 from galley_core.geometry import Pose2D, yaw_from_quaternion
-from galley_core.manipulation.phases import grasp_spec, hand_over_yaw
-from galley_core.manipulation.poses import rotz
 from galley_core.scene import OBJECT_SHAPES, Scene
 from galley_core.tasks.executor import place_target
 from galley_core.tasks.grammar import InvalidPlanError, parse_step
 from galley_core.tasks.judging import robot_zone
 from galley_learning.policy.goals import PATH_AHEAD_M, STEP_KINDS, GoalTracker, Planar, path_point
 
-__all__ = [
-    "ANCHOR",
-    "GRASP_NEAR_M",
-    "REANCHOR_M",
-    "SENSOR_NAMES",
-    "Perceived",
-    "SensorGoals",
-    "perceived_from_msg",
-]
+__all__ = ["ANCHOR", "REANCHOR_M", "SENSOR_NAMES", "Perceived", "SensorGoals", "perceived_from_msg"]
 
 F64 = NDArray[np.float64]
 
 #: The ``sensors`` step features: the step kind; a move's goal and path points in base_link (as
 #: the ``goal`` preset's); the step object's shape (one-hot over the scene format's shapes); the
 #: object's live estimate (whether there is one, its position in base_link and from the
-#: end-effector, its yaw in base_link as angle and twice the angle, its confidence); the anchor;
-#: the held object's position relative to the tcp in base_link, as measured at the grasp.
+#: end-effector, its yaw in base_link as angle and twice the angle, its confidence); the anchor.
 SENSOR_NAMES = (
     *(f"is_{k}" for k in STEP_KINDS),
     *("goal_x", "goal_y", "goal_cos", "goal_sin", "goal_dist"),
@@ -89,14 +70,10 @@ SENSOR_NAMES = (
     *("seen", "object_x", "object_y", "object_z", "object_ee_x", "object_ee_y", "object_ee_z"),
     *("object_cos", "object_sin", "object_cos2", "object_sin2", "confidence"),
     *("has_anchor", "anchor_x", "anchor_y", "anchor_z", "anchor_ee_x", "anchor_ee_y", "anchor_ee_z"),
-    *("held", "held_x", "held_y", "held_z"),
 )
 ANCHOR = SENSOR_NAMES.index("has_anchor")
-_HELD = SENSOR_NAMES.index("held")
 #: How far (m) the base may move after a place chose its spot before the spot is chosen again.
 REANCHOR_M = 0.05
-#: How near (m, horizontally) the tcp must come to a pick's anchor for its lowest point to be the grasp.
-GRASP_NEAR_M = 0.10
 _GOAL = SENSOR_NAMES.index("goal_x")
 _PATH = SENSOR_NAMES.index("path_x")
 _SHAPE = SENSOR_NAMES.index(f"shape_{OBJECT_SHAPES[0]}")
@@ -124,14 +101,6 @@ def perceived_from_msg(msg: Any) -> dict[str, Perceived]:
     return out
 
 
-def _tcp_rotation(ee_q: Any) -> F64:
-    """The tcp's rotation matrix in base_link from a w-first quaternion (identity for None)."""
-    if ee_q is None:
-        return np.eye(3)
-    w, x, y, z = (float(v) for v in ee_q)
-    return np.asarray(Rotation.from_quat((x, y, z, w)).as_matrix())
-
-
 def _in_base(base: Planar, x: float, y: float, z: float) -> F64:
     c, s = math.cos(base[3]), math.sin(base[3])
     dx, dy = x - base[0], y - base[1]
@@ -152,18 +121,6 @@ class SensorGoals:
         self._anchor: tuple[float, float, float] | None = None  # the step's, in map
         self._anchored_at = (0.0, 0.0)  # where the base stood (map) when a place chose its spot
         self._zone = ""  # the zone the last move went to
-        self._grasp_z = math.inf  # the running pick's lowest tcp near its anchor (base_link z)
-        self._held: tuple[str, F64] | None = None  # the last pick's object, its offset in the tcp frame
-        self._handed = ""  # an object an evaluation put into the gripper, its offset not yet taken
-
-    def hand_over(self, name: str) -> None:
-        """``name`` was put into the gripper (an evaluation's repair of a failed pick).
-
-        The simulator puts it as the pick-and-place machine grasps (the scene's ``grasp_offset``
-        and ``grasp_yaw`` at the tcp), hanging away from the robot: the held offset is taken from
-        that, at the next place of it (the arm tucked by then), not from the failed pick.
-        """
-        self._handed, self._held = name, None
 
     def on_goal_pose(self, msg: Any) -> None:
         self.moves.on_goal_pose(msg)
@@ -171,9 +128,7 @@ class SensorGoals:
     def on_plan(self, msg: Any) -> None:
         self.moves.on_plan(msg)
 
-    def features(
-        self, step: str, base_map: Planar, perceived: Mapping[str, Perceived], ee_p: Any, ee_q: Any = None
-    ) -> F64:
+    def features(self, step: str, base_map: Planar, perceived: Mapping[str, Perceived], ee_p: Any) -> F64:
         """The step features (SENSOR_NAMES) of this frame; zeros where a part does not apply.
 
         Args:
@@ -181,10 +136,9 @@ class SensorGoals:
             base_map: base_link in map (TF), (x, y, z, yaw).
             perceived: perception's latest estimates, object name -> :class:`Perceived` (map).
             ee_p: (3,) end-effector position in base_link.
-            ee_q: (4,) its orientation in base_link, w first (None: as base_link's).
         """
         if step != self._step:  # a new step: its anchor is made afresh
-            self._step, self._anchor, self._grasp_z = step, None, math.inf
+            self._step, self._anchor = step, None
         out = np.zeros(len(SENSOR_NAMES))
         try:
             parsed = parse_step(step) if step else None
@@ -216,7 +170,10 @@ class SensorGoals:
                 estimate.confidence,
             )
         if kind == "place":
-            self._place(out, name, base_map, perceived, ee=ee, ee_q=ee_q)
+            moved = math.dist(self._anchored_at, base_map[:2]) > REANCHOR_M
+            if self._anchor is None or moved:
+                self._anchor = self._place_spot(name, base_map, perceived)
+                self._anchored_at = (base_map[0], base_map[1])
             anchor = self._anchor
         else:
             if self._anchor is None and estimate is not None:
@@ -225,38 +182,7 @@ class SensorGoals:
         if anchor is not None:
             point = _in_base(base_map, *anchor)
             out[ANCHOR : ANCHOR + 7] = (1.0, *point, *(point - ee))
-            if kind == "pick":
-                self._follow_grasp(name, point - ee, ee[2], ee_q)
         return out
-
-    def _place(
-        self, out: F64, name: str, base_map: Planar, perceived: Mapping[str, Perceived], *, ee: F64, ee_q: Any
-    ) -> None:
-        """A place's anchor (chosen, held, chosen again after the base moved) and held object."""
-        moved = math.dist(self._anchored_at, base_map[:2]) > REANCHOR_M
-        if self._anchor is None or moved:
-            self._anchor = self._place_spot(name, base_map, perceived)
-            self._anchored_at = (base_map[0], base_map[1])
-        if self._handed == name:
-            self._held, self._handed = (name, self._handed_offset(name, ee, ee_q)), ""
-        if self._held is not None and self._held[0] == name:
-            out[_HELD : _HELD + 4] = (1.0, *(_tcp_rotation(ee_q) @ self._held[1]))
-
-    def _follow_grasp(self, name: str, offset: F64, tcp_z: float, ee_q: Any) -> None:
-        """Take the pick's lowest tcp near its anchor as the grasp; the anchor from it, in the tcp frame."""
-        if self._grasp_z == math.inf:  # a new pick: what the last one held is forgotten
-            self._held = None
-        if math.hypot(offset[0], offset[1]) <= GRASP_NEAR_M and tcp_z < self._grasp_z:
-            self._grasp_z = tcp_z
-            self._held = (name, _tcp_rotation(ee_q).T @ offset)
-
-    def _handed_offset(self, name: str, ee: F64, ee_q: Any) -> F64:
-        """A handed-over object's origin from the tcp, in the tcp frame (as Simulator.hand_over puts it)."""
-        if name not in self.scene.object_names:
-            return np.zeros(3)
-        grasp, rotation = grasp_spec(self.scene.object(name)), _tcp_rotation(ee_q)
-        yaw = hand_over_yaw(grasp, ee, rotation[:, 1], np.zeros(2))  # the fingers close along the tcp's y
-        return np.asarray(rotation.T @ (-rotz(yaw) @ np.asarray(grasp.offset, dtype=float)))
 
     def _move(self, out: F64, base_map: Planar) -> None:
         goal = self.moves.goal.move_goal

@@ -198,7 +198,7 @@ class DiffusionPolicyNode(Node):
         the tick but delivered after this node's timer fired would otherwise be missing here.
         """
         if self.frames and self.frames[-1]["t_ns"] == self.now_ns():
-            self.frames[-1]["goal"] = self._goal(self.frames[-1]["ee_p"], self.frames[-1]["ee_q"])
+            self.frames[-1]["goal"] = self._goal(self.frames[-1]["ee_p"])
 
     def on_episode_event(self, msg: Any) -> None:
         self.step_start = None
@@ -221,8 +221,6 @@ class DiffusionPolicyNode(Node):
             self.queue.clear()
             self.step_start = None
             self.handed_over = True
-            if self.sensors is not None:
-                self.sensors.hand_over(msg.header.frame_id.removeprefix("gripper/"))
 
     def _follow_hand_over(self, q: np.ndarray[Any, Any]) -> None:
         """Restart RMPflow from the measured joints once a hand-over's jump of the arm shows in them.
@@ -256,11 +254,11 @@ class DiffusionPolicyNode(Node):
             "ee_q": quat[0],
             "odom": odom_row(self.odom),
             "gripper": float(gripper_opening(np.asarray(fingers, dtype=float))),
-            "goal": self._goal(p[0], quat[0]),
+            "goal": self._goal(p[0]),
             "images": {c: image_from_msg(self.images[c]) for c in cameras},
         }
 
-    def _goal(self, ee_p: np.ndarray[Any, Any], ee_q: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    def _goal(self, ee_p: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """The preset's step features (zeros while TF has no base pose yet)."""
         c = self.config
         try:
@@ -268,7 +266,7 @@ class DiffusionPolicyNode(Node):
         except TransformError:
             return np.zeros(len(SENSOR_NAMES if self.sensors is not None else GOAL_NAMES))
         if self.sensors is not None:
-            return self.sensors.features(self.step_text, base, self.perceived, ee_p, ee_q)
+            return self.sensors.features(self.step_text, base, self.perceived, ee_p)
         objects: dict[str, Planar] = {}
         name = self.goals.goal.object_name
         if name:
