@@ -1,14 +1,19 @@
 """The ``galley`` command: ``galley doctor``, ``galley demo``, ``galley nodes``.
 
 User mistakes (a bad parameter file, a missing input) end with one clear line on stderr and exit
-status 2, never with a traceback.
+status 2, never with a traceback. Ctrl-C ends a command with status 130, SIGTERM (a scheduler,
+``timeout``, ``kill``) with 143, each the same way: the episode workers end now, and what is
+recorded stays (``--resume`` goes on from it).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import multiprocessing
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from galley_cli import (
@@ -86,8 +91,29 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the main thread is, so that it ends the command as Ctrl-C does."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM: end the episode workers now (they would finish their episode), then unwind."""
+    for child in multiprocessing.active_children():
+        child.terminate()
+    raise _Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``galley`` console script; returns the exit status."""
+    if threading.current_thread() is not threading.main_thread():
+        return _main(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = _build_parser().parse_args(argv)
     except SystemExit as exit_:  # --help (0) or a bad argument (2, its one line already printed)
@@ -109,9 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # One line, whatever the error's text holds (a YAML parser's message spans four).
         print(f"galley {args.command}: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"galley {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:
+        terminated = isinstance(err, _Terminated)
+        print(f"galley {args.command}: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 143 if terminated else 130
 
 
 if __name__ == "__main__":
