@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from galley_learning.policy.dataset import PolicyData, normalizer_stats
+from galley_learning.policy.dataset import PolicyData, training_stats
 from galley_learning.policy.sensors import REANCHOR_M
 
 
@@ -71,12 +71,7 @@ def relabel(src: Path, out: Path) -> tuple[int, int]:
         if (src / name).exists():
             shutil.copyfile(src / name, out / name)
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
-    data = PolicyData.open(out)
-    train = data.episode_ranges("train") or [(0, len(state))]
-    meta["stats"] = {
-        k: normalizer_stats(np.concatenate([np.asarray(getattr(data, k)[a:b]) for a, b in train]))
-        for k in ("state", "action")
-    }
+    meta["stats"] = training_stats([PolicyData.open(out)])
     meta["relabelled_from"] = str(src)
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     return places, changed

@@ -55,6 +55,7 @@ __all__ = [
     "find_bags",
     "normalizer_stats",
     "sampled_frames",
+    "training_stats",
 ]
 
 
@@ -364,3 +365,17 @@ class PolicyData:
             for s, e, sp in zip(starts, self.episode_ends, self.splits, strict=True)
             if sp in wanted
         ]
+
+
+def training_stats(data: Sequence[PolicyData]) -> dict[str, dict[str, list[float]]]:
+    """The normaliser's statistics of state and action over the training episodes of ``data``.
+
+    Every frame counts where no episode is marked ``train`` (a dataset without splits).
+    """
+    train = [(d, a, b) for d in data for (a, b) in d.episode_ranges("train")] or [
+        (d, 0, len(d.state)) for d in data
+    ]
+    return {
+        k: normalizer_stats(np.concatenate([np.asarray(getattr(d, k)[a:b]) for d, a, b in train]))
+        for k in ("state", "action")
+    }

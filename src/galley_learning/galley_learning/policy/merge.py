@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from galley_learning.policy.dataset import PolicyData, normalizer_stats
+from galley_learning.policy.dataset import PolicyData, training_stats
 from galley_learning.policy.shipped import RUN_PARAMS
 
 __all__ = ["merge_datasets"]
@@ -71,16 +71,10 @@ def merge_datasets(sources: Sequence[str | Path], out: str | Path) -> dict[str, 
         out / "episode_ends.npy",
         np.concatenate([d.episode_ends + o for d, o in zip(data, offsets, strict=True)]),
     )
-    train = [(d, a, b) for d in data for (a, b) in d.episode_ranges("train")] or [
-        (d, 0, len(d.state)) for d in data
-    ]
     meta = {
         "frames": total,
         "cameras": first.meta["cameras"],
-        "stats": {
-            k: normalizer_stats(np.concatenate([np.asarray(getattr(d, k)[a:b]) for d, a, b in train]))
-            for k in ("state", "action")
-        },
+        "stats": training_stats(data),
         "config": first.meta["config"],
         "steps": steps,
         "state_names": first.meta["state_names"],
