@@ -271,9 +271,9 @@ class TaskExecutorNode(Node):
         runner = self.runner
         if runner is None or runner.done:
             return
-        criteria = self.config.completion == "criteria" and self._running() is not None
-        ok, why = self._criterion() if criteria else (False, "")
-        drawn_back = self.retreat.over(self._running(), self.truth) if criteria else True
+        step = self._running() if self.config.completion == "criteria" else None
+        ok, why = self._criterion() if step is not None else (False, "")
+        drawn_back = self.retreat.over(step, self.truth) if step is not None else True
         if ok and settled(runner, self.scene, self.truth, self.config, arm_drawn_back=drawn_back):
             self._end_step(True, "")
         elif runner.timed_out(self.now_s()):  # met but not settled (not turned, not carried): judged (ok)
