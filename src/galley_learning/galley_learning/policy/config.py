@@ -214,13 +214,15 @@ class PolicyConfig(Config):
         return saved_config(cls, values, source)
 
 
-#: Presets: ``toy`` trains in minutes on a CPU (CI); ``small`` and ``base`` are GPU experiments
-#: (``base`` is Diffusion Policy's U-Net width); ``lowdim`` and ``lowdim-mlp`` see the state and
-#: goal vectors only (no images) and train on a CPU.
+#: Presets: ``toy`` trains in minutes on a CPU (CI), ``toy-mlp`` is its images with the regression
+#: MLP head in place of the denoising U-Net (the head the low-dimensional policy learns best with on
+#: a CPU); ``small`` and ``base`` are GPU experiments (``base`` is Diffusion Policy's U-Net width);
+#: ``lowdim`` and ``lowdim-mlp`` see the state and goal vectors only (no images) and train on a CPU.
 SIZES: dict[str, PolicyConfig] = {
     "toy": PolicyConfig(
         backbone_channels=(8, 16), grid=2, token_dim=32, unet_channels=(32, 64), heads=2, diffusion_steps=50
     ),
+    "toy-mlp": PolicyConfig(backbone_channels=(8, 16), grid=2, token_dim=32, head="mlp", mlp_hidden=256),
     "small": PolicyConfig(backbone_channels=(32, 64, 128), token_dim=128, unet_channels=(128, 256, 512)),
     "base": PolicyConfig(),
     "lowdim": PolicyConfig(cameras=(), token_dim=64, unet_channels=(64, 128), heads=4, diffusion_steps=50),
@@ -234,8 +236,8 @@ class TrainConfig(Config):
 
     size: str = param(
         "toy",
-        "network preset: lowdim, lowdim-mlp (state and goal vectors, no images: CPU), toy (images, CPU, "
-        "minutes), small, base (images, GPU)",
+        "network preset: lowdim, lowdim-mlp (state and goal vectors, no images: CPU), toy, toy-mlp "
+        "(images, CPU, minutes; toy-mlp: the regression MLP head), small, base (images, GPU)",
         choices=tuple(SIZES),
     )
     steps: int = param(2000, "gradient steps in total (a resumed run may raise it)", ge=1)
