@@ -69,11 +69,14 @@ def wall_rate_hz(got: Received, topic: str) -> float:
     return (len(walls) - 1) / (walls[-1] - walls[0])
 
 
-def expected_period_s(got: Received, period_s: float, hz: float) -> float:
-    """The topic's period, or what ``hz`` messages a wall second leave of it at the run's speed."""
-    (t0, w0, _), (t1, w1, _) = got.messages["/tf"][0], got.messages["/tf"][-1]
-    real_time_factor = (t1 - t0) / 1e9 / (w1 - w0)
-    return max(period_s, real_time_factor / hz)
+def fewest_expected(got: Received, topic: str, period_s: float, hz: float) -> float:
+    """Half the messages the run could show: every one (its period) or ``hz`` a wall second, the fewer.
+
+    The run's speed swings on a loaded machine, and a message is thinned only where the simulation
+    outruns ``hz``; so the count, not the median gap, is compared with what the whole run allows.
+    """
+    (t0, w0, _), (t1, w1, _) = got.messages[topic][0], got.messages[topic][-1]
+    return 0.5 * min((t1 - t0) / 1e9 / period_s, (w1 - w0) * hz)
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +113,7 @@ def test_each_schema_decodes_at_its_rate_on_the_simulation_clock(viewed):
     for topic, period_s, hz in (("/tf", 0.02, 30), ("/odom", 0.02, 10), ("/scan", 0.1, 10)):
         assert on_grid(got, topic, period_s), f"{topic}: stamps off the {period_s} s grid"
         assert 2 < wall_rate_hz(got, topic) <= hz * 1.2, topic
-        assert median_period_s(got, topic) == pytest.approx(expected_period_s(got, period_s, hz), rel=0.5)
+        assert len(got.messages[topic]) >= fewest_expected(got, topic, period_s, hz), topic
     assert median_period_s(got, "/diagnostics") == pytest.approx(1.0, rel=0.05)  # 1 Hz, never thinned
     scan = got.messages["/scan"][-1][2]
     assert len(scan["ranges"]) == 360 and scan["frame_id"] == "laser"
