@@ -13,6 +13,23 @@ import torch
 from galley_learning.policy.model import SIZES, DiffusionPolicy
 
 
+def _fit(
+    model: DiffusionPolicy,
+    observation: tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor],
+    actions: torch.Tensor,
+    *,
+    regression: str,
+    steps: int,
+) -> None:
+    """``steps`` of Adam on the MLP head's loss; ``observation`` is encode's (images, state, words)."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    for _ in range(steps):
+        loss = model.loss(model.encode(*observation), actions, regression, 0.03)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
 @pytest.mark.parametrize(("regression", "expected"), [("mse", 0.3), ("huber", 0.0)])
 def test_the_mlp_head_s_huber_loss_follows_the_typical_demonstration_where_mse_follows_the_mean(
     regression: str, expected: float
@@ -28,14 +45,7 @@ def test_the_mlp_head_s_huber_loss_follows_the_typical_demonstration_where_mse_f
     state = torch.zeros(10, config.obs_horizon, 4)
     actions = torch.zeros(10, config.horizon, 2)
     actions[7:] = 1.0  # the three that disagree
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    for _ in range(400):
-        loss = model.loss(
-            model.encode({}, state, torch.zeros(10, 1, dtype=torch.long)), actions, regression, 0.03
-        )
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+    _fit(model, ({}, state, torch.zeros(10, 1, dtype=torch.long)), actions, regression=regression, steps=400)
     with torch.no_grad():
         predicted = model._regress(model.encode({}, state[:1], torch.zeros(1, 1, dtype=torch.long)))
     assert float(predicted.mean()) == pytest.approx(expected, abs=0.05)
@@ -57,12 +67,7 @@ def test_the_image_preset_with_the_mlp_head_reads_its_action_from_the_images() -
     images[1] = 1.0
     actions = torch.stack([torch.full((config.horizon, 2), -0.5), torch.full((config.horizon, 2), 0.5)])
     state, words = torch.zeros(2, config.obs_horizon, 4), torch.zeros(2, 1, dtype=torch.long)
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    for _ in range(60):
-        loss = model.loss(model.encode({"base": images}, state, words), actions, "mse", 0.03)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+    _fit(model, ({"base": images}, state, words), actions, regression="mse", steps=60)
     with torch.no_grad():
         predicted = model._regress(model.encode({"base": images}, state, words))
     assert predicted.shape == (2, config.horizon, 2)

@@ -214,15 +214,16 @@ class PolicyConfig(Config):
         return saved_config(cls, values, source)
 
 
+_TOY = PolicyConfig(
+    backbone_channels=(8, 16), grid=2, token_dim=32, unet_channels=(32, 64), heads=2, diffusion_steps=50
+)
 #: Presets: ``toy`` trains in minutes on a CPU (CI), ``toy-mlp`` is its images with the regression
 #: MLP head in place of the denoising U-Net (the head the low-dimensional policy learns best with on
 #: a CPU); ``small`` and ``base`` are GPU experiments (``base`` is Diffusion Policy's U-Net width);
 #: ``lowdim`` and ``lowdim-mlp`` see the state and goal vectors only (no images) and train on a CPU.
 SIZES: dict[str, PolicyConfig] = {
-    "toy": PolicyConfig(
-        backbone_channels=(8, 16), grid=2, token_dim=32, unet_channels=(32, 64), heads=2, diffusion_steps=50
-    ),
-    "toy-mlp": PolicyConfig(backbone_channels=(8, 16), grid=2, token_dim=32, head="mlp", mlp_hidden=256),
+    "toy": _TOY,
+    "toy-mlp": dataclasses.replace(_TOY, head="mlp"),
     "small": PolicyConfig(backbone_channels=(32, 64, 128), token_dim=128, unet_channels=(128, 256, 512)),
     "base": PolicyConfig(),
     "lowdim": PolicyConfig(cameras=(), token_dim=64, unet_channels=(64, 128), heads=4, diffusion_steps=50),
