@@ -109,15 +109,20 @@ class OccupancyGrid:
         p = np.atleast_2d(np.asarray(points, dtype=float))
         c, s = math.cos(self.origin.theta), math.sin(self.origin.theta)
         dx, dy = p[:, 0] - self.origin.x, p[:, 1] - self.origin.y
-        return np.stack([c * dx + s * dy, -s * dx + c * dy], axis=1) / self.resolution
+        out = np.empty((len(p), 2))  # filled column by column: np.stack costs more than the arithmetic
+        out[:, 0] = c * dx + s * dy
+        out[:, 1] = -s * dx + c * dy
+        out /= self.resolution
+        return out
 
     def grid_to_world(self, grid_points: ArrayLike) -> NDArray[np.float64]:
         """Inverse of :meth:`world_to_grid`: ``(N, 2)`` (col, row) in cells to map-frame (x, y)."""
         g = np.atleast_2d(np.asarray(grid_points, dtype=float)) * self.resolution
         c, s = math.cos(self.origin.theta), math.sin(self.origin.theta)
-        return np.stack(
-            [self.origin.x + c * g[:, 0] - s * g[:, 1], self.origin.y + s * g[:, 0] + c * g[:, 1]], axis=1
-        )
+        out = np.empty((len(g), 2))
+        out[:, 0] = self.origin.x + c * g[:, 0] - s * g[:, 1]
+        out[:, 1] = self.origin.y + s * g[:, 0] + c * g[:, 1]
+        return out
 
     def cell_to_world(self, row: int, col: int) -> tuple[float, float]:
         """Map-frame (x, y) of the centre of cell (row, col), metres."""

@@ -56,8 +56,9 @@ __all__ = ["ThetaStar", "ThetaStarConfig"]
 
 #: Expansions between two calls of the cancel checker (about a millisecond of search).
 EXPANSIONS_PER_SLICE = 20_000
-#: Buckets in the open list's ring (each _search_kernels.BUCKET_WIDTH of f wide).
-BUCKET_RING = 2048
+#: Buckets in the open list's ring (each _search_kernels.BUCKET_WIDTH of f wide, so the ring spans
+#: 128 cells of f; entries further ahead go round it again).
+BUCKET_RING = 8192
 #: Entries the open list's heap and pool start with; they double when a search needs more.
 _START_CAPACITY = 4096
 _HALF_DIAGONAL = 1.0 / math.sqrt(2.0)
