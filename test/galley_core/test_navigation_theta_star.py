@@ -14,6 +14,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import ConvexHull, cKDTree
 
 from galley_core.geometry import Pose2D
+from galley_core.navigation._grid_kernels import sight_cells
 from galley_core.navigation._sight_kernels import line_of_sight
 from galley_core.navigation.grid import OccupancyGrid
 from galley_core.navigation.theta_star import ThetaStar, ThetaStarConfig
@@ -286,14 +287,13 @@ def reference_lazy_theta_star(blocked: np.ndarray, start: tuple[int, int], goal:
     h, w = blocked.shape
     padded = np.ones((h + 2, w + 2), dtype=np.uint8)
     padded[1:-1, 1:-1] = blocked
-    flat = padded.reshape(-1)
-    walk = np.zeros_like(flat)
+    walk = sight_cells(padded.reshape(-1), np.zeros(padded.size, dtype=np.uint8))  # cell by cell
 
     def free(r: int, c: int) -> bool:
         return 0 <= r < h and 0 <= c < w and not blocked[r, c]
 
     def sees(a: tuple[int, int], b: tuple[int, int]) -> bool:
-        return bool(line_of_sight(flat, walk, w + 2, a[0] + 1, a[1] + 1, b[0] + 1, b[1] + 1))
+        return bool(line_of_sight(walk, w + 2, a[0] + 1, a[1] + 1, b[0] + 1, b[1] + 1))
 
     def moves(s: tuple[int, int]) -> list[tuple[tuple[int, int], float]]:
         out = []

@@ -14,7 +14,7 @@ from scipy import ndimage
 from galley_core.config import ConfigError
 from galley_core.geometry import Pose2D
 from galley_core.navigation import theta_star
-from galley_core.navigation._grid_kernels import free_radius
+from galley_core.navigation._grid_kernels import free_radius, sight_cells
 from galley_core.navigation._sight_kernels import line_of_sight
 from galley_core.navigation.grid import OccupancyGrid
 from galley_core.navigation.paths import PathPlanningError, clearance_from_footprint, resample_polyline
@@ -170,13 +170,18 @@ def test_line_of_sight_jumps_through_free_squares_see_what_the_cell_walk_sees():
         else:
             expected = np.full(blocked.shape, 255)
         assert np.array_equal(radius.reshape(h, w), expected), trial
-        walk = np.zeros_like(radius)
+        jumps, walk = sight_cells(flat, radius), sight_cells(flat, np.zeros_like(radius))
+        assert np.array_equal(walk == 0, blocked.reshape(-1))
         for _ in range(300):
             r0, r1 = (int(v) for v in rng.integers(0, h, size=2))
             c0, c1 = (int(v) for v in rng.integers(0, w, size=2))
-            assert line_of_sight(flat, radius, w, r0, c0, r1, c1) == line_of_sight(
-                flat, walk, w, r0, c0, r1, c1
-            ), (trial, r0, c0, r1, c1)
+            assert line_of_sight(jumps, w, r0, c0, r1, c1) == line_of_sight(walk, w, r0, c0, r1, c1), (
+                trial,
+                r0,
+                c0,
+                r1,
+                c1,
+            )
 
 
 def test_open_list_growth_and_ring_overflow_keep_the_paths(monkeypatch):

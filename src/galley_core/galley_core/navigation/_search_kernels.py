@@ -2,10 +2,11 @@
 # ruff: noqa: PLR0912, PLR0915, PLR0917
 """The compiled, resumable Lazy Theta* search over the cells of a padded grid.
 
-Compiled with numba where it is installed (:mod:`galley_core._jit`). Grid conventions: ``blocked``
-is the flattened ``(height, width)`` uint8 mask, cell ``n = r * width + c``; vertices are cell
-centres; continuous grid coordinates put the centre of cell (r, c) at ``(c + 0.5, r + 0.5)``.
-Sight between cells is :func:`galley_core.navigation._sight_kernels.line_of_sight`.
+Compiled with numba where it is installed (:mod:`galley_core._jit`). Grid conventions: cell
+``n = r * width + c`` of the flattened ``(height, width)`` grid; vertices are cell centres. The
+search reads the grid through two byte arrays made once per map (:mod:`._grid_kernels`): ``cells``
+(:func:`sight_cells`, what :func:`galley_core.navigation._sight_kernels.line_of_sight` walks)
+and ``moves`` (:func:`move_masks`, the moves allowed from each cell).
 
 Memory layout. Each cell's search state is one 16-byte record in an int64 array ``rec`` of
 ``2 * cells`` words: word ``2n`` is g (read and written through ``rg``, a float64 view of the
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from galley_core._jit import njit, njit_inline
+from galley_core.navigation._grid_kernels import MOVE_DC, MOVE_DR
 from galley_core.navigation._sight_kernels import line_of_sight
 
 __all__ = ["BUCKET_WIDTH", "FOUND", "GROW", "NO_PATH", "PAUSED", "STATE_SIZE", "search"]
@@ -145,8 +147,8 @@ def _save(st: Any, size: int, done: int, cur: int, top: int, free: int, queued: 
 
 @njit
 def search(
-    blocked: Any,
-    radius: Any,
+    cells: Any,
+    moves: Any,
     shift: int,
     start: int,
     goal: int,
@@ -170,10 +172,10 @@ def search(
     neighbour as its parent instead (a path of grid moves, always valid). One line-of-sight test
     per expansion instead of up to eight.
 
-    ``blocked`` is ``2**shift`` cells wide (rows and columns from cells by shifts and masks, no
-    division) and must have a blocked border at least one cell wide (the caller pads the grid),
-    so that neighbours need no bounds checks. ``rec``/``rg`` and the open list are described in
-    the module docstring; ``heads`` (a power-of-two length) must be all -1 and ``st``
+    ``cells`` and ``moves`` are ``2**shift`` cells wide (rows and columns from cells by shifts and
+    masks, no division), made from a grid with a blocked border at least one cell wide (the caller
+    pads the grid), so that neighbours need no bounds checks. ``rec``/``rg`` and the open list are
+    described in the module docstring; ``heads`` (a power-of-two length) must be all -1 and ``st``
     (:data:`STATE_SIZE` words) all 0 on the first call. Call again with the same arrays while it
     returns :data:`PAUSED` (after ``budget`` more expansions) or :data:`GROW` (after enlarging the
     heap or the pool, contents kept).
@@ -194,8 +196,8 @@ def search(
     ring_mask = heads.shape[0] - 1
     heap_cap = heap_n.shape[0]
     pool_cap = pool_nx.shape[0] // 2
-    dr_k = np.array([0, 1, 0, -1, 1, 1, -1, -1])
-    dc_k = np.array([1, 0, -1, 0, 1, -1, 1, -1])
+    dr_k = np.array(MOVE_DR)
+    dc_k = np.array(MOVE_DC)
     size = st[0]
     cur = st[2]
     top = st[3]  # pool: entries used so far, first free entry (-1: none), entries in buckets
@@ -261,17 +263,16 @@ def search(
         p = info & _LOW
         p_r = p >> shift
         p_c = p & col_mask
-        if p != s and not line_of_sight(blocked, radius, width, p_r, p_c, s_r, s_c):
+        if p != s and not line_of_sight(cells, width, p_r, p_c, s_r, s_c):
             # The trusted straight path is blocked: the best closed neighbour becomes the parent.
             best = math.inf
             best_n = -1
+            allowed = moves[s]
             for k in range(8):
-                dr = dr_k[k]
-                dc = dc_k[k]
-                n = s + dr * width + dc
-                if blocked[n] or (rec[2 * n + 1] >> 32) != shut:
+                if not (allowed >> k) & 1:
                     continue
-                if k >= 4 and (blocked[s + dc] or blocked[s + dr * width]):
+                n = s + dr_k[k] * width + dc_k[k]
+                if (rec[2 * n + 1] >> 32) != shut:
                     continue
                 cand = rg[2 * n] + (_SQRT2 if k >= 4 else 1.0)
                 if cand < best:
@@ -286,14 +287,13 @@ def search(
             _save(st, size, done, cur, top, free, queued)
             return FOUND
         g_p = rg[2 * p]
+        allowed = moves[s]
         for k in range(8):
+            if not (allowed >> k) & 1:
+                continue
             dr = dr_k[k]
             dc = dc_k[k]
             n = s + dr * width + dc
-            if blocked[n]:
-                continue
-            if k >= 4 and (blocked[s + dc] or blocked[s + dr * width]):
-                continue
             m = rec[2 * n + 1] >> 32
             if m == shut:
                 continue

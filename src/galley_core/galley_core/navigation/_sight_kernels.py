@@ -23,17 +23,19 @@ __all__ = ["line_of_sight", "line_of_sight_float"]
 
 
 @njit
-def line_of_sight(blocked: Any, radius: Any, width: int, r0: int, c0: int, r1: int, c1: int) -> bool:
+def line_of_sight(cells: Any, width: int, r0: int, c0: int, r1: int, c1: int) -> bool:
     """Whether the segment between the centres of cells (r0, c0) and (r1, c1) is visible.
 
-    Both end cells must be inside the grid; they are checked too. ``radius`` is
-    :func:`free_radius` of ``blocked``: where the walk stands in a cell whose square of radius
-    k >= 2 is free, it jumps to the last cell of the segment inside that square (the cells between
-    are known free), so that long lines through open space cost a few steps. The cells visited
-    are those of the exact cell-by-cell walk, in integers.
+    Both end cells must be inside the grid; they are checked too. ``cells`` is
+    :func:`~galley_core.navigation._grid_kernels.sight_cells` of the grid: 0 for a blocked cell,
+    else 1 + its free radius. Where the walk stands in a cell whose square of radius k >= 2 is
+    free, it jumps to the last cell of the segment inside that square (the cells between are known
+    free), so that long lines through open space cost a few steps. The cells visited are those of
+    the exact cell-by-cell walk, in integers, one byte load each.
     """
     n = r0 * width + c0
-    if blocked[n] or blocked[r1 * width + c1]:
+    code = np.int64(cells[n])
+    if code == 0 or cells[r1 * width + c1] == 0:
         return False
     dc = c1 - c0
     dr = r1 - r0
@@ -52,7 +54,7 @@ def line_of_sight(blocked: Any, radius: Any, width: int, r0: int, c0: int, r1: i
     i = 0
     j = 0
     while i < big:
-        k = np.int64(radius[n])
+        k = code - 1
         if k >= 2:
             # Cross major boundaries i .. m and every minor one up to the same t: at most k cells
             # along either axis (small <= big), all inside the free square.
@@ -61,6 +63,7 @@ def line_of_sight(blocked: Any, radius: Any, width: int, r0: int, c0: int, r1: i
             n += (m + 1 - i) * sa + (jj - j) * sb
             i = m + 1
             j = jj
+            code = np.int64(cells[n])
             continue
         cmp = (2 * i + 1) * small - (2 * j + 1) * big if j < small else -1
         if cmp < 0:
@@ -70,12 +73,13 @@ def line_of_sight(blocked: Any, radius: Any, width: int, r0: int, c0: int, r1: i
             n += sb
             j += 1
         else:  # through a corner: both cells beside it
-            if blocked[n + sa] or blocked[n + sb]:
+            if cells[n + sa] == 0 or cells[n + sb] == 0:
                 return False
             n += sa + sb
             i += 1
             j += 1
-        if blocked[n]:
+        code = np.int64(cells[n])
+        if code == 0:
             return False
     return True
 

@@ -46,7 +46,7 @@ from scipy import ndimage
 
 from galley_core.config import Config, param
 from galley_core.geometry import Pose2D
-from galley_core.navigation._grid_kernels import free_radius
+from galley_core.navigation._grid_kernels import free_radius, move_masks, sight_cells
 from galley_core.navigation._path_kernels import finish
 from galley_core.navigation._search_kernels import FOUND, GROW, PAUSED, STATE_SIZE, search
 from galley_core.navigation.grid import OCCUPIED, UNKNOWN, OccupancyGrid, inflate
@@ -133,8 +133,9 @@ class ThetaStar:
         padded = np.ones((h + 2, pw), dtype=np.uint8)
         padded[1:-1, 1 : w + 1] = blocked
         self._padded_width = pw
-        self._blocked_padded = padded.reshape(-1)
-        self._radius = free_radius(self._blocked_padded, pw, h + 2)
+        flat = padded.reshape(-1)
+        self._cells = sight_cells(flat, free_radius(flat, pw, h + 2))
+        self._moves = move_masks(flat, pw, h + 2)
         n = padded.size
         if n >= 2**31:
             raise ValueError(f"grid of {h} x {w} cells is too large for Theta* (at most 2**31 cells)")
@@ -266,8 +267,8 @@ class ThetaStar:
         limit = self.config.max_planning_time_s
         while True:
             status = search(
-                self._blocked_padded,
-                self._radius,
+                self._cells,
+                self._moves,
                 self._shift,
                 start_n,
                 goal_n,
