@@ -156,25 +156,29 @@ def run_pmp(blocked: np.ndarray, cells: Any) -> dict[str, Any] | None:
 
 
 def load_old_theta_star() -> ModuleType | None:
-    """galley's Theta* as of OLD_COMMIT, from git history, as a temporary module (None without git)."""
+    """galley's Theta* as of OLD_COMMIT, from git history, as a temporary module (None without git).
+
+    The planner and every kernel module it imports, read with ``git show`` and imported as
+    ``old_*`` modules of a temporary folder, so that nothing of today's kernels leaks into it.
+    """
     base = "src/galley_core/galley_core/navigation/"
-    texts = []
-    for name in ("_search_kernels.py", "theta_star.py"):
+    names = ("theta_star", "_search_kernels", "_sight_kernels", "_path_kernels", "_grid_kernels")
+    folder = Path(tempfile.mkdtemp(prefix="galley_old_theta_star_"))
+    for name in names:
         out = subprocess.run(
-            ["git", "-C", str(REPO), "show", f"{OLD_COMMIT}:{base}{name}"],
+            ["git", "-C", str(REPO), "show", f"{OLD_COMMIT}:{base}{name}.py"],
             check=False,
             capture_output=True,
             text=True,
         )
         if out.returncode != 0:
             return None
-        texts.append(out.stdout)
-    folder = Path(tempfile.mkdtemp(prefix="galley_old_theta_star_"))
-    (folder / "old_search_kernels.py").write_text(texts[0])
-    old = "from galley_core.navigation._search_kernels import"
-    (folder / "old_theta_star.py").write_text(texts[1].replace(old, "from old_search_kernels import"))
+        text = out.stdout
+        for other in names:
+            text = text.replace(f"from galley_core.navigation.{other} import", f"from old{other} import")
+        (folder / f"old{name}.py").write_text(text)
     sys.path.insert(0, str(folder))
-    return importlib.import_module("old_theta_star")
+    return importlib.import_module("oldtheta_star")
 
 
 def find_nav2(given: str | None) -> Path | None:

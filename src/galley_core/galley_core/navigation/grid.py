@@ -115,6 +115,11 @@ class OccupancyGrid:
         out /= self.resolution
         return out
 
+    def world_to_grid_xy(self, x: float, y: float) -> tuple[float, float]:
+        """One point of :meth:`world_to_grid`, as Python floats (the same numbers, no arrays)."""
+        lx, ly = self._to_local(x, y)
+        return lx / self.resolution, ly / self.resolution
+
     def grid_to_world(self, grid_points: ArrayLike) -> NDArray[np.float64]:
         """Inverse of :meth:`world_to_grid`: ``(N, 2)`` (col, row) in cells to map-frame (x, y)."""
         g = np.atleast_2d(np.asarray(grid_points, dtype=float)) * self.resolution
