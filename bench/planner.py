@@ -156,11 +156,7 @@ def run_pmp(blocked: np.ndarray, cells: Any) -> dict[str, Any] | None:
 
 
 def load_old_theta_star() -> ModuleType | None:
-    """galley's Theta* as of OLD_COMMIT, from git history, as a temporary module (None without git).
-
-    The planner and every kernel module it imports, read with ``git show`` and imported as
-    ``old_*`` modules of a temporary folder, so that nothing of today's kernels leaks into it.
-    """
+    """galley's Theta* and its kernels at OLD_COMMIT (``git show``) as temporary modules; None without git."""
     base = "src/galley_core/galley_core/navigation/"
     names = ("theta_star", "_search_kernels", "_sight_kernels", "_path_kernels", "_grid_kernels")
     folder = Path(tempfile.mkdtemp(prefix="galley_old_theta_star_"))
@@ -251,10 +247,8 @@ def side_by_side(
         lengths[key] = [p.plan(s, g).length_m / grid.resolution for s, g in ends]
     if nav2 is not None:
         lengths["nav2"] = []
-    # Pair by pair, each planner in turn, each on the same terms: Nav2's harness (a new process)
-    # plans the pair once untimed and then once timed, and so does every galley planner. Timing
-    # galley's first plan after the harness's process instead hands Nav2 warm caches and galley
-    # cold ones: on random 200² that alone read galley/Nav2 1.33 where this reads 0.86.
+    # Pair by pair, each planner in turn and on the same terms (bench/README.md): Nav2's harness
+    # (a new process) plans the pair once untimed, then once timed, and so does each galley planner.
     for r in range(rounds):
         for i, (s, g) in enumerate(ends):
             if nav2 is not None:
