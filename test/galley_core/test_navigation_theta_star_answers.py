@@ -15,7 +15,6 @@ from galley_core.config import ConfigError
 from galley_core.geometry import Pose2D
 from galley_core.navigation import theta_star
 from galley_core.navigation._grid_kernels import free_radius, sight_cells
-from galley_core.navigation._path_kernels import to_world
 from galley_core.navigation._sight_kernels import line_of_sight
 from galley_core.navigation.grid import OccupancyGrid
 from galley_core.navigation.paths import PathPlanningError, clearance_from_footprint, resample_polyline
@@ -216,15 +215,17 @@ def test_search_generations_wrap_without_stale_marks():
     assert planner._sid == 3
 
 
-def test_the_compiled_and_scalar_grid_conversions_give_the_numpy_methods_numbers_to_the_bit():
+def test_the_compiled_and_scalar_grid_conversions_give_the_numpy_formulas_numbers_to_the_bit():
     """plan() converts its ends and its path without numpy's array methods: the same floats."""
     rng = np.random.default_rng(11)
     for _ in range(20):
         origin = Pose2D(*rng.uniform(-50.0, 50.0, size=2), float(rng.uniform(-math.pi, math.pi)))
         grid = OccupancyGrid(np.zeros((4, 4), dtype=np.int8), float(rng.uniform(0.01, 0.2)), origin)
         points = rng.uniform(-500.0, 500.0, size=(17, 2))
-        theta = origin.theta
-        got = to_world(points, origin.x, origin.y, math.cos(theta), math.sin(theta), grid.resolution)
-        assert np.array_equal(got, grid.grid_to_world(points))
+        c, s, g = math.cos(origin.theta), math.sin(origin.theta), points * grid.resolution
+        numpy_formula = np.stack(
+            [origin.x + c * g[:, 0] - s * g[:, 1], origin.y + s * g[:, 0] + c * g[:, 1]], 1
+        )
+        assert np.array_equal(grid.grid_to_world(points), numpy_formula)
         x, y = points[0]
         assert grid.world_to_grid_xy(x, y) == tuple(grid.world_to_grid([[x, y]])[0])

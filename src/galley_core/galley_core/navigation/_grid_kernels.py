@@ -1,6 +1,6 @@
-# The kernel branches a lot: numba compiles plain loops best.
-# ruff: noqa: PLR0912
-"""Compiled map preparation of the Theta* search: the free square around every cell.
+# The kernels branch a lot and take plain positional arguments: numba compiles those best.
+# ruff: noqa: PLR0912, PLR0917
+"""Compiled grid work: the Theta* search's map preparation, and grid coordinates to metres.
 
 Compiled with numba where it is installed (:mod:`galley_core._jit`). Grid conventions: ``blocked``
 is the flattened ``(height, width)`` uint8 mask, cell ``n = r * width + c``; vertices are cell
@@ -15,7 +15,7 @@ import numpy as np
 
 from galley_core._jit import njit
 
-__all__ = ["MOVE_DC", "MOVE_DR", "free_radius", "move_masks", "sight_cells"]
+__all__ = ["MOVE_DC", "MOVE_DR", "free_radius", "move_masks", "sight_cells", "to_world"]
 
 #: The search's eight moves from a cell, as (row, column) steps: bit k of :func:`move_masks`.
 #: The four straight moves come first (k < 4), then the diagonals.
@@ -108,4 +108,21 @@ def move_masks(blocked: Any, width: int, height: int) -> Any:
                     continue
                 mask |= 1 << k
             out[s] = mask
+    return out
+
+
+@njit
+def to_world(pts: Any, x0: float, y0: float, c: float, s: float, resolution: float) -> Any:
+    """Continuous grid coordinates ``(N, >= 2)`` (col, row) to map-frame metres ``(N, 2)``.
+
+    What :meth:`~galley_core.navigation.grid.OccupancyGrid.grid_to_world` computes: ``(x0, y0)``
+    is the grid's origin, ``c`` and ``s`` the cosine and sine of its yaw. Compiled, because numpy's
+    dozen array operations on a handful of points cost tens of microseconds of every plan.
+    """
+    out = np.empty((pts.shape[0], 2))
+    for i in range(pts.shape[0]):
+        gx = pts[i, 0] * resolution
+        gy = pts[i, 1] * resolution
+        out[i, 0] = x0 + c * gx - s * gy
+        out[i, 1] = y0 + s * gx + c * gy
     return out

@@ -16,7 +16,7 @@ import numpy as np
 from galley_core._jit import njit, njit_inline
 from galley_core.navigation._sight_kernels import line_of_sight_float
 
-__all__ = ["finish", "resample", "tighten", "to_world"]
+__all__ = ["finish", "resample", "tighten"]
 
 
 @njit
@@ -204,21 +204,4 @@ def resample(pts: Any, max_points: int, spacing: float) -> Any:
             out[j, 0] = ax + dx * t
             out[j, 1] = ay + dy * t
             j += 1
-    return out
-
-
-@njit
-def to_world(pts: Any, x0: float, y0: float, c: float, s: float, resolution: float) -> Any:
-    """Grid coordinates ``(N, 2)`` to map-frame metres: :meth:`OccupancyGrid.grid_to_world`, compiled.
-
-    ``(x0, y0)`` is the grid's origin and ``c``, ``s`` the cosine and sine of its yaw. The same
-    operations in the same order as the numpy method, so the same numbers to the last bit, without
-    its dozen array operations (tens of microseconds after a search has had the caches).
-    """
-    out = np.empty_like(pts)
-    for i in range(pts.shape[0]):
-        gx = pts[i, 0] * resolution
-        gy = pts[i, 1] * resolution
-        out[i, 0] = x0 + c * gx - s * gy
-        out[i, 1] = y0 + s * gx + c * gy
     return out

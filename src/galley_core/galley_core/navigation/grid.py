@@ -29,6 +29,7 @@ from scipy import ndimage
 
 from galley_core.files import read_yaml
 from galley_core.geometry import Pose2D
+from galley_core.navigation._grid_kernels import to_world
 
 __all__ = [
     "FREE",
@@ -122,11 +123,11 @@ class OccupancyGrid:
 
     def grid_to_world(self, grid_points: ArrayLike) -> NDArray[np.float64]:
         """Inverse of :meth:`world_to_grid`: ``(N, 2)`` (col, row) in cells to map-frame (x, y)."""
-        g = np.atleast_2d(np.asarray(grid_points, dtype=float)) * self.resolution
-        c, s = math.cos(self.origin.theta), math.sin(self.origin.theta)
-        out = np.empty((len(g), 2))
-        out[:, 0] = self.origin.x + c * g[:, 0] - s * g[:, 1]
-        out[:, 1] = self.origin.y + s * g[:, 0] + c * g[:, 1]
+        g = np.atleast_2d(np.asarray(grid_points, dtype=float))
+        o = self.origin
+        out: NDArray[np.float64] = to_world(
+            g, o.x, o.y, math.cos(o.theta), math.sin(o.theta), self.resolution
+        )
         return out
 
     def cell_to_world(self, row: int, col: int) -> tuple[float, float]:

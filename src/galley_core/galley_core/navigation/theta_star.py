@@ -47,7 +47,7 @@ from scipy import ndimage
 from galley_core.config import Config, param
 from galley_core.geometry import Pose2D
 from galley_core.navigation._grid_kernels import free_radius, move_masks, sight_cells
-from galley_core.navigation._path_kernels import finish, to_world
+from galley_core.navigation._path_kernels import finish
 from galley_core.navigation._search_kernels import FOUND, GROW, PAUSED, STATE_SIZE, search
 from galley_core.navigation.grid import OCCUPIED, UNKNOWN, OccupancyGrid, inflate
 from galley_core.navigation.paths import PlanResult, resample_polyline
@@ -222,8 +222,7 @@ class ThetaStar:
             snapped[1],
             self.config.tighten_sweeps,
         )
-        o = grid.origin
-        path = to_world(vertices, o.x, o.y, math.cos(o.theta), math.sin(o.theta), grid.resolution)
+        path = grid.grid_to_world(vertices)
         length = float(length_cells) * grid.resolution
         c = self.config
         common = {
