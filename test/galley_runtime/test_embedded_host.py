@@ -381,3 +381,41 @@ def test_a_subscription_added_or_removed_between_publications_is_honoured():
     host.run_for(0.1)
     assert [d for _, _, d in first] == [0, 1]
     assert [d for _, _, d in second] == [1, 2]
+
+
+class LazyStamper(Node):
+    """Publishes a PointStamped stamped now every 0.1 s, built only for a reader; counts builds."""
+
+    name = "stamper"
+    publishes = (Publishes("point", "geometry_msgs/msg/PointStamped"),)
+    timers = (Timer("on_tick", period_s=0.1),)
+    built = 0
+
+    def on_tick(self) -> None:
+        self.publish_lazily("point", self.now_ns(), self.build)
+
+    def build(self) -> Any:
+        self.built += 1
+        return self.msg("geometry_msgs/msg/PointStamped", header={"stamp": self.stamp()})
+
+
+def test_a_lazy_message_is_built_only_for_a_reader_and_its_stamp_reaches_rate_watchers():
+    host = EmbeddedHost()
+    stamper = host.add_node(LazyStamper)
+    stamps: list[int] = []
+    watcher = host.participant("watcher")
+    watcher.create_stamp_subscription("/point", "geometry_msgs/msg/PointStamped", stamps.append, DEFAULT_QOS)
+    assert stamper.has_subscribers("point") and not stamper.has_readers("point")
+    host.run_for(0.3)
+    assert stamper.built == 0 and stamps == [100 * MS, 200 * MS, 300 * MS]
+    assert host.bus.statistics()["/point"]["published"] == 3
+    observed: list[Any] = []
+    detach = host.bus.add_observer(lambda topic, _, msg: observed.append(msg) if topic == "/point" else None)
+    host.run_for(0.1)  # a live view reads what it observes
+    assert stamper.built == 1 and len(observed) == 1 and stamps[-1] == 400 * MS
+    detach()
+    readings = spy(host, "/point", "geometry_msgs/msg/PointStamped", name="reader")
+    assert stamper.has_readers("point")
+    host.run_for(0.2)
+    assert stamper.built == 3 and [messages.stamp_ns_of(m) for _, _, m in readings] == [500 * MS, 600 * MS]
+    assert stamps == [k * 100 * MS for k in range(1, 7)]  # from the built messages as from the stamps

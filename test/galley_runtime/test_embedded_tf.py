@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from galley_core.geometry import Pose2D
@@ -86,16 +87,19 @@ class ValueBroadcaster(Node):
     def send(self, items: list[Any], stamp_ns: int) -> None:
         stamp = messages.time_msg(stamp_ns)
         if self.as_numbers:
-            self.send_transform_values(items, stamp)
+            frames = [(parent, child) for parent, child, _, _ in items]
+            self.send_transform_values(frames, np.array([[*t, *q] for _, _, t, q in items]), stamp)
         else:
             self.send_transforms(transform_stamped_msgs_from_values(items, stamp))
 
 
-def test_transforms_sent_as_numbers_publish_and_look_up_as_the_messages_do():
+def test_transforms_sent_as_numbers_publish_and_look_up_as_the_messages_do(caplog):
     items = [
         ("map", "odom", [1.0, 2.0, 0.0], [0.0, 0.0, 0.3, 0.9]),  # not normalised: the buffer normalises
         ("odom", "base_link", [0.5, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]),
         ("map", "map", [0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]),  # refused, the others kept
+        ("odom", "wheel", [0.0, float("nan"), 0.0], [0.0, 0.0, 0.0, 1.0]),  # refused: not finite
+        ("odom", "caster", [0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]),  # refused: no rotation
     ]
     seen: dict[bool, Any] = {}
     for as_numbers in (True, False):
@@ -113,4 +117,7 @@ def test_transforms_sent_as_numbers_publish_and_look_up_as_the_messages_do():
         assert fast.rotation.tolist() == read_back.rotation.tolist()
         serialized = (rosbags_messages.serialize(msg), rosbags_messages.serialize(looked_up))
         seen[as_numbers] = (*serialized, fast.translation.tolist(), fast.rotation.tolist())
+        assert not host.tf.can_transform("odom", "wheel") and not host.tf.can_transform("odom", "caster")
     assert seen[True] == seen[False]
+    for refused in ("map -> map", "odom -> wheel: transform has a non-finite", "odom -> caster"):
+        assert caplog.text.count(f"ignored transform {refused}") == 2  # sent as numbers, as messages

@@ -38,13 +38,14 @@ from galley_nodes.nodes.trajectory_logger import TrajectoryLoggerNode  # noqa: E
 from galley_nodes.nodes.unicycle_base import UnicycleBaseNode  # noqa: E402
 from galley_nodes.registry import load_node_class  # noqa: E402
 from galley_runtime import messages, rosbags_messages  # noqa: E402
-from galley_runtime.node import Node  # noqa: E402
+from galley_runtime.node import Node, Publishes, Timer  # noqa: E402
 from galley_runtime.params_file import (  # noqa: E402
     ParameterError,
     config_for_node,
     load_params_files,
     parameters_for,
 )
+from galley_runtime.qos import QoS  # noqa: E402
 from galley_runtime.recording.decoding import MessageDecoder  # noqa: E402
 from galley_runtime.recording.metadata_file import load_metadata  # noqa: E402
 from galley_runtime.ros2.messages import RclpyMessages  # noqa: E402
@@ -306,3 +307,43 @@ def test_a_node_whose_message_package_is_not_built_stops_in_one_line():
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "[ERROR] monitor: unknown message type 'galley_msgs/msg/" in proc.stderr
     assert "build it (colcon build)" in proc.stderr
+
+
+class _LazyStamper(Node):
+    name = "lazy_stamper"
+    publishes = (Publishes("point", "geometry_msgs/msg/PointStamped"),)
+    timers = (Timer("on_tick", period_s=0.05),)
+
+    def __init__(self, host: Any, config: Any) -> None:
+        super().__init__(host, config)
+        self.built: list[int] = []
+
+    def on_tick(self) -> None:
+        self.publish_lazily("point", self.now_ns(), self.build)
+
+    def build(self) -> Any:
+        self.built.append(self.now_ns())
+        return self.msg("geometry_msgs/msg/PointStamped", header={"stamp": messages.time_msg(self.built[-1])})
+
+
+class _RateWatcher(Node):
+    name = "rate_watcher"
+
+    def __init__(self, host: Any, config: Any) -> None:
+        super().__init__(host, config)
+        self.stamps: list[int] = []
+        host.create_stamp_subscription(
+            "/point", "geometry_msgs/msg/PointStamped", self.stamps.append, QoS(depth=100)
+        )
+
+
+def test_a_stamp_subscription_reads_stamps_and_a_lazy_message_waits_for_a_subscriber(ros, spin_for):
+    """Under rclpy every subscription reads: a stamp subscription is a plain one whose callback
+    gets the header stamp, and a lazy message is built whenever any subscription matches."""
+    context, make = ros
+    stamper_ros, stamper = make(_LazyStamper)
+    spin_for(context, [stamper_ros], 0.3)
+    assert stamper.built == []  # nobody subscribes: nothing built, nothing sent
+    watcher_ros, watcher = make(_RateWatcher)
+    spin_for(context, [stamper_ros, watcher_ros], 1.0)
+    assert len(watcher.stamps) >= 5 and set(watcher.stamps) <= set(stamper.built)

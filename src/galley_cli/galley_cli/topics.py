@@ -14,7 +14,7 @@ from typing import Any
 from galley_cli.errors import UsageError
 from galley_nodes import stack
 from galley_nodes.registry import load_node_class
-from galley_runtime.embedded.host import resolve_name
+from galley_runtime.embedded.names import resolve_name
 
 __all__ = ["TopicRow", "add_parser", "topic_table"]
 

@@ -24,6 +24,7 @@ __all__ = [
     "occupancy_grid_from_msg",
     "occupancy_grid_msg",
     "odom_row",
+    "odometry_msg",
     "orientation_unset",
     "path_from_msg",
     "path_msg",
@@ -31,6 +32,7 @@ __all__ = [
     "pose_msg",
     "transform_from_msg",
     "transform_from_pose_msg",
+    "transform_items",
     "transform_stamped_msg",
     "transform_stamped_msg_from_values",
     "transform_stamped_msgs_from_values",
@@ -62,6 +64,13 @@ def transform_stamped_msg_from_values(
     ``translation`` is (x, y, z) in metres, ``rotation`` (x, y, z, w); see :func:`transform_stamped_msg`.
     """
     return transform_stamped_msgs_from_values([(parent, child, translation, rotation)], stamp)[0]
+
+
+def transform_items(
+    frames: Sequence[tuple[str, str]], values: np.ndarray[Any, Any]
+) -> list[tuple[str, str, list[float], list[float]]]:
+    """(parent, child, [x, y, z], [qx, qy, qz, qw]) per frame pair and row of an (N, 7) array."""
+    return [(p, c, row[:3], row[3:]) for (p, c), row in zip(frames, values.tolist(), strict=True)]
 
 
 def transform_stamped_msgs_from_values(
@@ -134,6 +143,21 @@ def pose_msg(pose: Pose2D) -> Any:
     return cls("geometry_msgs/msg/Pose")(
         position=cls("geometry_msgs/msg/Point")(x=pose.x, y=pose.y, z=0.0),
         orientation=cls("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw),
+    )
+
+
+def odometry_msg(header: Any, child_frame: str, pose: Pose2D, v: float, w: float) -> Any:
+    """``nav_msgs/msg/Odometry`` of a planar pose and forward and turning speeds (m/s, rad/s)."""
+    cls = messages.message_class  # 50 Hz: built directly (zero covariances)
+    vector = cls("geometry_msgs/msg/Vector3")
+    twist = cls("geometry_msgs/msg/Twist")(
+        linear=vector(x=v, y=0.0, z=0.0), angular=vector(x=0.0, y=0.0, z=w)
+    )
+    return cls("nav_msgs/msg/Odometry")(
+        header=header,
+        child_frame_id=child_frame,
+        pose=cls("geometry_msgs/msg/PoseWithCovariance")(pose=pose_msg(pose), covariance=np.zeros(36)),
+        twist=cls("geometry_msgs/msg/TwistWithCovariance")(twist=twist, covariance=np.zeros(36)),
     )
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "duration_msg",
     "message_class",
     "new",
+    "stamp_ns_of",
     "time_msg",
     "time_ns_from_msg",
     "type_name_of",
@@ -99,3 +100,12 @@ def duration_msg(duration_ns: int) -> Any:
 def time_ns_from_msg(stamp: Any) -> int:
     """Integer nanoseconds of a ``builtin_interfaces/msg/Time``."""
     return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def stamp_ns_of(msg: Any) -> int:
+    """A message's header stamp in nanoseconds (a TFMessage: its first transform's); 0 if it has none."""
+    header = getattr(msg, "header", None)
+    if header is None:
+        transforms = getattr(msg, "transforms", None)
+        header = transforms[0].header if transforms else None
+    return 0 if header is None else time_ns_from_msg(header.stamp)

@@ -45,6 +45,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
+import numpy as np
+
 from galley_core.config import Config
 from galley_core.geometry import Transform
 from galley_core.tf_tree import TransformValues, transform_of_values
@@ -59,10 +61,8 @@ from galley_runtime.actions import (
     Serves,
     check_actions,
 )
+from galley_runtime.node_logging import Logger, PerSeverityLogger
 from galley_runtime.qos import QoS
-
-#: One transform as numbers: (parent, child, (x, y, z) in metres, (qx, qy, qz, qw)).
-TransformItem = tuple[str, str, Sequence[float], Sequence[float]]
 
 __all__ = [
     "Calls",
@@ -129,43 +129,6 @@ class Timer:
         return period
 
 
-class Logger(Protocol):
-    """The logging calls a node may make (both ``logging.Logger`` and rclpy's logger have them).
-
-    Pass one formatted string: rclpy's logger takes no %-style arguments.
-    """
-
-    def debug(self, message: str) -> Any: ...
-    def info(self, message: str) -> Any: ...
-    def warning(self, message: str) -> Any: ...
-    def error(self, message: str) -> Any: ...
-
-
-class PerSeverityLogger:
-    """A logger that makes each severity's calls from a call site of its own.
-
-    rclpy's logger keys its state on the line that calls it and raises ``ValueError: Logger
-    severity cannot be changed between calls`` when one line logs at two severities
-    (``(log.info if ok else log.warning)(text)``). The ROS 2 host wraps rclpy's logger in this
-    class, so every node is safe from that rule: rclpy sees the four lines below, one per severity.
-    """
-
-    def __init__(self, logger: Logger) -> None:
-        self._logger = logger
-
-    def debug(self, message: str) -> None:
-        self._logger.debug(message)
-
-    def info(self, message: str) -> None:
-        self._logger.info(message)
-
-    def warning(self, message: str) -> None:
-        self._logger.warning(message)
-
-    def error(self, message: str) -> None:
-        self._logger.error(message)
-
-
 class TimerHandle(Protocol):
     """What a host returns for a timer."""
 
@@ -206,6 +169,30 @@ class NodeHost(ABC):
     ) -> object:
         """Create a subscription whose callback receives message objects."""
 
+    def create_stamp_subscription(
+        self, topic: str, type_name: str, callback: Callable[[int], None], qos: QoS
+    ) -> object:
+        """A subscription whose callback receives each message's stamp, not the message.
+
+        The stamp as :func:`~galley_runtime.messages.stamp_ns_of` reads it (0 if unstamped). For a
+        watch on a topic's rate: it does not read what the messages say, so a host may skip building
+        messages that only such subscriptions receive (:meth:`publish_lazily`).
+        """
+        return self.create_subscription(topic, type_name, lambda m: callback(messages.stamp_ns_of(m)), qos)
+
+    def has_readers(self, publisher: PublisherHandle) -> bool:
+        """Whether anyone reads what ``publisher`` publishes (a stamp subscription does not)."""
+        return publisher.get_subscription_count() > 0
+
+    def publish_lazily(self, publisher: PublisherHandle, stamp_ns: int, build: Callable[[], Any]) -> None:
+        """Publish ``build()``, a message stamped ``stamp_ns``, building it only if someone reads it.
+
+        With no reader, stamp subscriptions still receive ``stamp_ns``, as they would from the
+        message. Under rclpy every subscription reads.
+        """
+        if self.has_readers(publisher):
+            publisher.publish(build())
+
     @abstractmethod
     def create_timer(self, period_s: float, callback: Callable[[], None]) -> TimerHandle:
         """Create a timer on ROS time; the first call comes after one period."""
@@ -234,13 +221,16 @@ class NodeHost(ABC):
     def send_transforms(self, transforms: Sequence[Any], *, static: bool = False) -> None:
         """Broadcast ``geometry_msgs/msg/TransformStamped`` messages on /tf (or /tf_static)."""
 
-    def send_transform_values(self, items: Sequence[TransformItem], stamp: Any) -> None:
-        """Broadcast one /tf message of (parent, child, (x, y, z), (qx, qy, qz, qw)) at ``stamp``.
+    def send_transform_values(
+        self, frames: Sequence[tuple[str, str]], values: np.ndarray[Any, Any], stamp: Any
+    ) -> None:
+        """Broadcast one /tf message: (parent, child) ``frames``, an (N, 7) array of ``values``.
 
-        Metres and Python floats; ``stamp`` a ``builtin_interfaces/msg/Time``. The same message as
-        :meth:`send_transforms` of their ``TransformStamped``; a host may take the numbers as
-        they are besides (the embedded host feeds its TF buffer without reading them back).
+        Rows (x, y, z, qx, qy, qz, qw) in metres; ``stamp`` a ``builtin_interfaces/msg/Time``. The
+        same message as :meth:`send_transforms` of their ``TransformStamped``; a host may take the
+        numbers as they are besides (the embedded host feeds its TF buffer without reading them back).
         """
+        items = conversions.transform_items(frames, values)
         self.send_transforms(conversions.transform_stamped_msgs_from_values(items, stamp))
 
     @abstractmethod
@@ -312,14 +302,23 @@ class Node:
 
     # -- messages and time ---------------------------------------------------------------------
 
-    def publish(self, topic: str, msg: Any) -> None:
-        """Publish on a topic declared in ``publishes`` (by the name used there)."""
+    def _publisher(self, topic: str) -> PublisherHandle:
         try:
-            publisher = self._publishers[topic]
+            return self._publishers[topic]
         except KeyError:
             declared = ", ".join(self._publishers) or "none"
             raise KeyError(f"node {self.name!r} does not publish {topic!r} (declared: {declared})") from None
-        publisher.publish(msg)
+
+    def publish(self, topic: str, msg: Any) -> None:
+        """Publish on a topic declared in ``publishes`` (by the name used there)."""
+        self._publisher(topic).publish(msg)
+
+    def publish_lazily(self, topic: str, stamp_ns: int, build: Callable[[], Any]) -> None:
+        """:meth:`publish` ``build()`` only if someone reads it; see :meth:`NodeHost.publish_lazily`.
+
+        For messages built often for rate watchers alone (the simulator's IMU at 100 Hz).
+        """
+        self.host.publish_lazily(self._publisher(topic), stamp_ns, build)
 
     def has_subscribers(self, topic: str) -> bool:
         """Whether anyone receives what is published on ``topic`` (declared in ``publishes``).
@@ -327,12 +326,11 @@ class Node:
         For work done only to be published, such as rendering a camera image: skip it when this
         is False, as ROS 2 camera drivers do.
         """
-        try:
-            publisher = self._publishers[topic]
-        except KeyError:
-            declared = ", ".join(self._publishers) or "none"
-            raise KeyError(f"node {self.name!r} does not publish {topic!r} (declared: {declared})") from None
-        return publisher.get_subscription_count() > 0
+        return self._publisher(topic).get_subscription_count() > 0
+
+    def has_readers(self, topic: str) -> bool:
+        """:meth:`has_subscribers`, not counting stamp subscriptions (which read no message)."""
+        return self.host.has_readers(self._publisher(topic))
 
     def send_goal(
         self,
@@ -392,9 +390,11 @@ class Node:
         """See :meth:`NodeHost.send_transforms`."""
         self.host.send_transforms(transforms, static=static)
 
-    def send_transform_values(self, items: Sequence[TransformItem], stamp: Any) -> None:
+    def send_transform_values(
+        self, frames: Sequence[tuple[str, str]], values: np.ndarray[Any, Any], stamp: Any
+    ) -> None:
         """See :meth:`NodeHost.send_transform_values` (for transforms sent by the dozen, often)."""
-        self.host.send_transform_values(items, stamp)
+        self.host.send_transform_values(frames, values, stamp)
 
     # -- life cycle ----------------------------------------------------------------------------
 

@@ -4,8 +4,8 @@ Subscribes ``/cmd_vel`` (geometry_msgs/Twist: linear.x, angular.z) and ``/arm/jo
 (sensor_msgs/JointState: positions, or velocities without positions, by joint name; ``gripper``
 takes an opening fraction 0..1). Publishes ``/odom``, ``/tf`` (map -> odom -> base_link, the
 arm's jointed links, ``object/<name>`` in map), ``/tf_static`` (the links without a joint to their
-parent: laser, arm base, cameras, IMU), ``/joint_states``,
-``/scan``, ``/imu/data``, the base RGB-D and wrist RGB cameras with camera_info, the top-down
+parent: laser, arm base, cameras, IMU), ``/joint_states``, ``/scan``, ``/imu/data``, the base
+RGB-D and wrist RGB cameras with camera_info, the top-down
 image (latched, once per episode and again on ``/sim/render_top_down``, std_msgs/Empty: a replan
 plans on the world as it is), and ground truth for evaluation: ``/sim/ground_truth/base_pose``
 and ``/sim/contacts`` (robot against walls and furniture).
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from galley_core.geometry import Transform
 from galley_runtime import messages
 from galley_runtime.config_files import find_scene
 from galley_runtime.conversions import (
+    odometry_msg,
     pose2d_from_pose_msg,
     pose_msg,
     transform_stamped_msg,
@@ -117,6 +119,13 @@ class SimNode(Node):
         """Start an episode: place everything, publish static TF and (once wanted) the top-down image."""
         self.sim.reset(episode)
         self._stamp_cache = (-1, None)
+        c = self.config  # the 50 Hz TF message's frames: the base's two, the robot's, the objects'
+        self._tf_frames = [
+            (c.map_frame, c.odom_frame),
+            (c.odom_frame, c.base_frame),
+            *((self._frame(p), ch) for p, ch in ROBOT_FRAMES),
+            *((c.map_frame, f"object/{n}") for n in self.sim.object_names),
+        ]
         self._cmd_time_s = None
         self._velocity_targets.clear()
         self.episode = episode
@@ -237,27 +246,32 @@ class SimNode(Node):
         ):
             self.sim.set_base_command(0.0, 0.0)
             self._cmd_time_s = None
-        self.sim.step(self._substeps)
+        due = {name: (self._tick + 1) % every == 0 for name, every in self._every.items()}
+        imu_read = due["imu"] and self.has_readers("imu/data")  # else no sensor is evaluated
+        self.sim.step(self._substeps, sensors=imu_read)
         self._tick += 1
         if self._top_down_due:
             self._publish_top_down()
         if c.publish_clock:
             self.publish("/clock", self.msg("rosgraph_msgs/msg/Clock", clock=self._stamp()))
-        due = {name: self._tick % every == 0 for name, every in self._every.items()}
         if due["state"]:
             self._publish_state()
         if due["imu"]:
-            self._publish_imu()
+            self.publish_lazily("imu/data", self._stamp_ns(), self._imu_msg)
         if due["scan"]:
-            self._publish_scan()
+            self.publish_lazily("scan", self._stamp_ns(), self._scan_msg)
         if due["camera"] and c.cameras_enabled:
             self._publish_cameras()
 
     def _stamp(self) -> Any:
         """The current physics time as a Time message, built once per tick."""
         if self._stamp_cache[0] != self._tick:
-            self._stamp_cache = (self._tick, messages.time_msg(round(self.sim.time_s * 1e9)))
+            self._stamp_cache = (self._tick, messages.time_msg(self._stamp_ns()))
         return self._stamp_cache[1]
+
+    def _stamp_ns(self) -> int:
+        """:meth:`_stamp` in nanoseconds."""
+        return round(self.sim.time_s * 1e9)
 
     def _header(self, frame: str) -> Any:
         return messages.message_class("std_msgs/msg/Header")(stamp=self._stamp(), frame_id=frame)
@@ -268,32 +282,17 @@ class SimNode(Node):
         c, sim = self.config, self.sim
         stamp = self._stamp()  # one Time message shared by this state's messages
         cls = messages.message_class  # 50 Hz: messages without sequences built directly
-        vector, v, w = cls("geometry_msgs/msg/Vector3"), *sim.odom_twist
         self.publish(
-            "odom",
-            cls("nav_msgs/msg/Odometry")(
-                header=self._header(c.odom_frame),
-                child_frame_id=c.base_frame,
-                pose=cls("geometry_msgs/msg/PoseWithCovariance")(
-                    pose=pose_msg(sim.odom), covariance=np.zeros(36)
-                ),
-                twist=cls("geometry_msgs/msg/TwistWithCovariance")(
-                    twist=cls("geometry_msgs/msg/Twist")(
-                        linear=vector(x=v, y=0.0, z=0.0), angular=vector(x=0.0, y=0.0, z=w)
-                    ),
-                    covariance=np.zeros(36),
-                ),
-            ),
+            "odom", odometry_msg(self._header(c.odom_frame), c.base_frame, sim.odom, *sim.odom_twist)
         )
         ground_truth = sim.base_pose()
         planar = [
             (c.map_frame, c.odom_frame, sim.map_to_odom(ground_truth)),
             (c.odom_frame, c.base_frame, sim.odom),
         ]
-        base = [(p, ch, [pose.x, pose.y, 0.0], pose.quaternion()) for p, ch, pose in planar]
-        robot = [(self._frame(p), ch, t, q) for p, ch, t, q in sim.relative_pose_values(ROBOT_FRAMES)]
-        objects = [(c.map_frame, f"object/{n}", t, q) for n, t, q in sim.object_pose_values()]
-        self.send_transform_values(base + robot + objects, stamp)
+        base = np.array([[pose.x, pose.y, 0.0, *pose.quaternion()] for _, _, pose in planar])
+        robot, objects = sim.relative_pose_array(ROBOT_FRAMES), sim.object_pose_array()
+        self.send_transform_values(self._tf_frames, np.concatenate((base, robot, objects)), stamp)
         position, velocity, effort = sim.joint_state()
         self.publish(
             "joint_states",
@@ -358,42 +357,40 @@ class SimNode(Node):
         top = self.sim.render("top_down", width=self._top_size[0], height=self._top_size[1])
         self.publish("camera/top_down/image_raw", self._image(top, "top_down_camera", "rgb8"))
 
-    def _publish_imu(self) -> None:
+    def _imu_msg(self) -> Any:
+        """The IMU's message; only after a step that evaluated the sensors (see on_tick)."""
         (qx, qy, qz, qw), (gx, gy, gz), (ax, ay, az) = (v.tolist() for v in self.sim.imu())
         cls = messages.message_class  # 100 Hz: built directly (no sequence to convert)
         vector = cls("geometry_msgs/msg/Vector3")
-        self.publish(
-            "imu/data",
-            cls("sensor_msgs/msg/Imu")(
-                header=self._header("imu_link"),
-                orientation=cls("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw),
-                orientation_covariance=np.zeros(9),
-                angular_velocity=vector(x=gx, y=gy, z=gz),
-                angular_velocity_covariance=np.zeros(9),
-                linear_acceleration=vector(x=ax, y=ay, z=az),
-                linear_acceleration_covariance=np.zeros(9),
-            ),
+        return cls("sensor_msgs/msg/Imu")(
+            header=self._header("imu_link"),
+            orientation=cls("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw),
+            orientation_covariance=np.zeros(9),
+            angular_velocity=vector(x=gx, y=gy, z=gz),
+            angular_velocity_covariance=np.zeros(9),
+            linear_acceleration=vector(x=ax, y=ay, z=az),
+            linear_acceleration_covariance=np.zeros(9),
         )
 
-    def _publish_scan(self) -> None:
+    def _scan_msg(self) -> Any:
         sim = self.sim
         lo, hi = sim.options.lidar_range_m
         angles = sim.lidar_angles
-        self.publish(
-            "scan",
-            self.msg(
-                "sensor_msgs/msg/LaserScan",
-                header=self._header("laser"),
-                angle_min=float(angles[0]),
-                angle_max=float(angles[-1]),
-                angle_increment=float(angles[1] - angles[0]),
-                time_increment=0.0,
-                scan_time=1.0 / self.config.scan_rate_hz,
-                range_min=lo,
-                range_max=hi,
-                ranges=sim.scan(),
-            ),
+        return self.msg(
+            "sensor_msgs/msg/LaserScan",
+            header=self._header("laser"),
+            angle_min=float(angles[0]),
+            angle_max=float(angles[-1]),
+            angle_increment=float(angles[1] - angles[0]),
+            time_increment=0.0,
+            scan_time=1.0 / self.config.scan_rate_hz,
+            range_min=lo,
+            range_max=hi,
+            ranges=sim.scan(),
         )
+
+    def _render_image(self, camera: str, frame: str) -> Any:
+        return self._image(self.sim.render(camera), frame, "rgb8")
 
     def _image(self, pixels: np.ndarray[Any, Any], frame: str, encoding: str) -> Any:
         height, width = pixels.shape[:2]
@@ -425,15 +422,18 @@ class SimNode(Node):
         )
 
     def _publish_cameras(self) -> None:
-        # An image nobody subscribes to is not rendered (rendering is most of a camera tick's
-        # cost); camera_info goes out regardless, it costs next to nothing. The images that are
-        # received are rendered together (one read-back), then published camera by camera.
-        wanted = [c for short, c in CAMERAS.items() if self.has_subscribers(f"camera/{short}/image_raw")]
+        # An image nobody reads is not rendered (rendering is most of a camera tick's cost): a
+        # rate watch gets its stamp. camera_info goes out regardless, it costs next to nothing.
+        # The images read are rendered together (one read-back), then published camera by camera.
+        wanted = [c for short, c in CAMERAS.items() if self.has_readers(f"camera/{short}/image_raw")]
         images = dict(zip(wanted, self.sim.render_cameras(wanted) if wanted else [], strict=True))
         for short, camera in CAMERAS.items():
             frame = f"{camera}_optical"
             if camera in images:
                 self.publish(f"camera/{short}/image_raw", self._image(images[camera], frame, "rgb8"))
+            elif self.has_subscribers(f"camera/{short}/image_raw"):  # a rate watch: the stamp
+                image = partial(self._render_image, camera, frame)  # (for a reader come since)
+                self.publish_lazily(f"camera/{short}/image_raw", self._stamp_ns(), image)
             self.publish(f"camera/{short}/camera_info", self._camera_info(camera, frame))
         if self.config.depth_enabled and self.has_subscribers("camera/base/depth/image_raw"):
             depth = self.sim.render("base_camera", depth=True).astype(np.float32)

@@ -26,6 +26,7 @@ from galley_core.geometry import Pose2D, Transform, normalize_angle
 from galley_core.manipulation.poses import rotz
 from galley_core.navigation.unicycle import integrate_unicycle
 from galley_core.scene import Scene
+from galley_sim._pose_kernels import body_rows, relative_rows
 from galley_sim.scene_model import (
     ARM_JOINTS,
     FINGER_JOINTS,
@@ -64,6 +65,9 @@ class KitchenSim:
         self._joint_qpos, self._joint_dof = built.joint_qpos, built.joint_dof
         self._joint_act, self._joint_range = built.joint_act, built.joint_range
         self._object_bodies, self._object_qpos = built.object_bodies, built.object_qpos
+        self._object_body_ids = np.array(list(self._object_bodies.values()), dtype=int)
+        #: The scene's objects, in the order of :meth:`object_pose_array`'s rows.
+        self.object_names = tuple(self._object_bodies)
         self._object_dof = built.object_dof
         self._robot_bodies, self._static_geoms = built.robot_bodies, built.static_geoms
         self._opt, self._qpos, self._ctrl = m.opt, d.qpos, d.ctrl
@@ -144,7 +148,7 @@ class KitchenSim:
     def time_s(self) -> float:
         return float(self.data.time)
 
-    def step(self, count: int = 1) -> None:
+    def step(self, count: int = 1, *, sensors: bool = True) -> None:
         """Advance physics by ``count`` steps, driving the base as a unicycle and integrating odometry.
 
         The base's world-frame velocity targets are set every :data:`BASE_CONTROL_STEPS` steps
@@ -152,9 +156,10 @@ class KitchenSim:
         measured forward motion (what wheel encoders see: sideways pushes are not counted) and
         yaw change over it, exactly as an arc.
 
-        MuJoCo's sensors (the IMU) are evaluated in the last of the ``count`` steps only: their
-        values are outputs that no dynamics reads, so :meth:`imu` after this call is what it would
-        be had every step computed them (the accelerometer alone runs an extra RNE pass per step).
+        MuJoCo's sensors (the IMU) are evaluated in the last of the ``count`` steps only, and in
+        none with ``sensors`` false: their values are outputs that no dynamics reads, so :meth:`imu`
+        after a call with sensors is what it would be had every step computed them (the
+        accelerometer alone runs an extra RNE pass per step).
         """
         m, d, qpos, ctrl = self.model, self.data, self._qpos, self._ctrl
         v, w = self.command
@@ -170,7 +175,7 @@ class KitchenSim:
             ctrl[ax] = v * math.cos(heading)
             ctrl[ay] = v * math.sin(heading)
             ctrl[ayaw] = w
-            sensed = int(done + n == count)  # the call's last physics step evaluates the sensors
+            sensed = int(sensors and done + n == count)  # the call's last step evaluates them
             if n > sensed:
                 self._step_without_sensors(n - sensed)
             if sensed:
@@ -341,20 +346,17 @@ class KitchenSim:
 
     def relative_transforms(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str, Transform]]:
         """``T_parent_child`` for (parent, child) body pairs (computed by MuJoCo's pose functions)."""
+        pairs = tuple(pairs)
         return [
-            (parent, child, Transform.trusted(np.array(t), np.array(q)))
-            for parent, child, t, q in self.relative_pose_values(pairs)
+            (parent, child, Transform.trusted(row[:3], row[3:]))
+            for (parent, child), row in zip(pairs, self.relative_pose_array(pairs), strict=True)
         ]
 
-    def relative_pose_values(
-        self, pairs: Iterable[tuple[str, str]]
-    ) -> list[tuple[str, str, list[float], list[float]]]:
-        """:meth:`relative_transforms` as Python floats: (parent, child, [x, y, z], [qx, qy, qz, qw]).
+    def relative_pose_array(self, pairs: Iterable[tuple[str, str]]) -> np.ndarray[Any, Any]:
+        """:meth:`relative_transforms` as one (N, 7) array of rows (x, y, z, qx, qy, qz, qw).
 
-        What the sim node puts in TF messages 50 times per simulated second, without building a
-        :class:`Transform` for each: translations ``R_parentᵀ (p_child - p_parent)`` for all pairs
-        in one numpy product, rotations ``conj(q_parent) q_child`` in float arithmetic (for ten
-        quaternions cheaper than numpy's).
+        What the sim node puts on TF 50 times per simulated second, in one compiled call
+        (:func:`galley_sim._pose_kernels.relative_rows`; the TF buffer normalises the quaternions).
         """
         pairs = tuple(pairs)
         ids = self._pair_ids.get(pairs)
@@ -364,29 +366,14 @@ class KitchenSim:
                 np.array([self.model.body(c).id for _, c in pairs], dtype=int),
             )
         parents, children = ids
-        xpos, xquat = self.data.xpos, self.data.xquat
-        rotations = self.data.xmat[parents].reshape(-1, 3, 3)
-        positions = np.einsum("nji,nj->ni", rotations, xpos[children] - xpos[parents]).tolist()
-        out = []
-        for (parent, child), t, (aw, ax, ay, az), (bw, bx, by, bz) in zip(
-            pairs, positions, xquat[parents].tolist(), xquat[children].tolist(), strict=True
-        ):
-            q = [
-                aw * bx - ax * bw - ay * bz + az * by,
-                aw * by + ax * bz - ay * bw - az * bx,
-                aw * bz - ax * by + ay * bx - az * bw,
-                aw * bw + ax * bx + ay * by + az * bz,
-            ]
-            out.append((parent, child, t, q))
+        out = np.empty((len(pairs), 7))
+        relative_rows(self.data.xpos, self.data.xquat, self.data.xmat, parents, children, out)
         return out
 
-    def object_pose_values(self) -> list[tuple[str, list[float], list[float]]]:
-        """:meth:`object_poses` as Python floats: (name, [x, y, z], [qx, qy, qz, qw])."""
-        xpos, xquat = self.data.xpos, self.data.xquat
-        out = []
-        for name, b in self._object_bodies.items():
-            w, x, y, z = xquat[b].tolist()
-            out.append((name, xpos[b].tolist(), [x, y, z, w]))
+    def object_pose_array(self) -> np.ndarray[Any, Any]:
+        """:meth:`object_poses` as an (N, 7) array of rows (x, y, z, qx, qy, qz, qw), as ``object_names``."""
+        out = np.empty((len(self._object_body_ids), 7))
+        body_rows(self.data.xpos, self.data.xquat, self._object_body_ids, out)
         return out
 
     def site_transform(self, name: str) -> Transform:

@@ -5,7 +5,9 @@ the step's index and text, STEP_SUCCEEDED / STEP_FAILED, EPISODE_DONE), the simu
 ``/sim/preflight`` (latched diagnostic_msgs/DiagnosticArray) and ground truth
 ``/sim/ground_truth/base_pose``; looks up ``object/<name>`` and the gripper in TF; and subscribes to
 every topic of ``rate_rules`` once it appears in the graph (its type is taken from there), whose
-rates are counted on the messages' stamps (a TFMessage: its first transform's). With
+rates are counted on the messages' stamps (a TFMessage: its first transform's): a stamp
+subscription (``NodeHost.create_stamp_subscription``), for which the embedded host builds no message
+that nothing else reads. With
 ``cameras_enabled`` false (the simulator renders no base or wrist camera) the camera topics
 (galley_nodes.stack.CAMERA_TOPICS) leave the rate rules: nothing publishes them, under either host.
 The rules themselves are :mod:`galley_core.monitoring`.
@@ -52,16 +54,6 @@ from galley_runtime.qos import QoS
 __all__ = ["MonitorNode", "MonitorNodeConfig", "watched_rates"]
 
 _EVENTS_QOS = QoS(depth=100)
-
-
-def _stamp_ns(msg: Any, default_ns: int) -> int:
-    """A message's stamp (a TFMessage: its first transform's); ``default_ns`` (arrival) if unstamped."""
-    header = getattr(msg, "header", None)
-    if header is None:
-        transforms = getattr(msg, "transforms", None)
-        header = transforms[0].header if transforms else None
-    stamp = 0 if header is None else messages.time_ns_from_msg(header.stamp)
-    return stamp if stamp > 0 else default_ns  # unstamped: counted when it arrives
 
 
 @dataclass(frozen=True)
@@ -147,8 +139,8 @@ class MonitorNode(Node):
         self._base = msg.pose
 
     def _on_watched(self, topic: str) -> Any:
-        def callback(msg: Any) -> None:
-            self.monitor.on_message(topic, _stamp_ns(msg, self.now_ns()))
+        def callback(stamp_ns: int) -> None:  # unstamped (0): counted when it arrives
+            self.monitor.on_message(topic, stamp_ns if stamp_ns > 0 else self.now_ns())
 
         return callback
 
@@ -172,7 +164,7 @@ class MonitorNode(Node):
             return
         for topic, types in self.host.topic_names_and_types():
             if topic in missing and types:
-                self.host.create_subscription(topic, types[0], self._on_watched(topic), QoS(depth=100))
+                self.host.create_stamp_subscription(topic, types[0], self._on_watched(topic), QoS(depth=100))
                 self._watching.add(topic)
 
     def _world(self) -> WorldState:

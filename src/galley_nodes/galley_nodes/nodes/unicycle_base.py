@@ -14,7 +14,7 @@ from typing import Any
 from galley_core.config import Config, param
 from galley_core.geometry import Pose2D
 from galley_core.navigation.unicycle import integrate_unicycle
-from galley_runtime.conversions import pose_msg, transform_stamped_msg
+from galley_runtime.conversions import odometry_msg, transform_stamped_msg
 from galley_runtime.node import Node, Publishes, Subscribes, Timer
 
 
@@ -59,17 +59,8 @@ class UnicycleBaseNode(Node):
         self.pose = integrate_unicycle(self.pose, v, w, (now - self._last_ns) * 1e-9)
         self._last_ns = now
         c = self.config
-        header = {"stamp": self.stamp(), "frame_id": c.odom_frame}
-        self.publish(
-            "odom",
-            self.msg(
-                "nav_msgs/msg/Odometry",
-                header=header,
-                child_frame_id=c.base_frame,
-                pose={"pose": pose_msg(self.pose)},
-                twist={"twist": {"linear": {"x": v}, "angular": {"z": w}}},
-            ),
-        )
+        header = self.msg("std_msgs/msg/Header", stamp=self.stamp(), frame_id=c.odom_frame)
+        self.publish("odom", odometry_msg(header, c.base_frame, self.pose, v, w))
         self.send_transforms(
             [transform_stamped_msg(self.pose.to_transform(), c.odom_frame, c.base_frame, now)]
         )

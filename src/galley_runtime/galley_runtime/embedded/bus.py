@@ -46,6 +46,8 @@ class BusPublisher:
     receivers: list[BusSubscription] | None = None
     #: The message class that passed the type check (later messages of it skip the name check).
     checked_class: type | None = None
+    #: How many of ``receivers`` read the messages (the others are stamp subscriptions).
+    readers: int = 0
 
     def publish(self, msg: Any) -> None:
         self.bus.publish(self, msg)
@@ -68,6 +70,8 @@ class BusSubscription:
     matched: set[int] = field(default_factory=set)  # ids of publishers it receives from
     received: int = 0
     dropped: int = 0
+    #: The callback receives each message's stamp (:func:`messages.stamp_ns_of`), not the message.
+    stamps_only: bool = False
 
     def __post_init__(self) -> None:
         self.queue = deque(maxlen=self.qos.queue_limit)
@@ -124,10 +128,17 @@ class Bus:
         return pub
 
     def add_subscription(
-        self, topic: str, type_name: str, callback: Callable[[Any], None], qos: QoS, owner: str
+        self,
+        topic: str,
+        type_name: str,
+        callback: Callable[[Any], None],
+        qos: QoS,
+        owner: str,
+        *,
+        stamps_only: bool = False,
     ) -> BusSubscription:
         entry = self._topic(topic, type_name, owner)
-        sub = BusSubscription(topic, type_name, qos, owner, callback)
+        sub = BusSubscription(topic, type_name, qos, owner, callback, stamps_only=stamps_only)
         entry.subscriptions.append(sub)
         self._graph_changed(entry)
         for pub in entry.publishers:
@@ -150,6 +161,7 @@ class Bus:
         if receivers is None:
             subs = self._topics[pub.topic].subscriptions
             receivers = pub.receivers = [sub for sub in subs if id(pub) in sub.matched]
+            pub.readers = sum(not sub.stamps_only for sub in receivers)
         return receivers
 
     def _match(self, pub: BusPublisher, sub: BusSubscription) -> None:
@@ -169,6 +181,20 @@ class Bus:
     def subscription_count(self, pub: BusPublisher) -> int:
         """How many subscriptions (and taps) receive what ``pub`` publishes."""
         return len(self._receivers(pub)) + len(self._taps.get(pub.topic, ()))
+
+    def has_readers(self, pub: BusPublisher, *, taps: bool = True) -> bool:
+        """Whether anything reads ``pub``'s messages.
+
+        A subscription that is not a stamp subscription reads them, as do a tap (unless ``taps``
+        is False), an observer and a transient-local history (kept for late joiners).
+        """
+        self._receivers(pub)
+        return bool(
+            pub.readers
+            or (taps and self._taps.get(pub.topic))
+            or self._observers
+            or pub.qos.durability == "transient_local"
+        )
 
     def add_endpoint(self, callback: Callable[[Any], None], owner: str) -> BusSubscription:
         """A receiver outside any topic (an action's service side): :meth:`send` queues to it.
@@ -203,7 +229,7 @@ class Bus:
         self._seq += 1
         if sub.queue.maxlen is not None and len(sub.queue) == sub.queue.maxlen:
             sub.dropped += 1
-        sub.queue.append((self._seq, msg))
+        sub.queue.append((self._seq, messages.stamp_ns_of(msg) if sub.stamps_only else msg))
         self._pending.append((self._seq, sub))
 
     def publish(self, pub: BusPublisher, msg: Any) -> None:
@@ -215,20 +241,43 @@ class Bus:
         receivers = pub.receivers
         if receivers is None:
             receivers = self._receivers(pub)
-        if receivers:  # _enqueue, inline: this runs for every message of the run
-            seq, pending = self._seq, self._pending
-            for sub in receivers:
-                seq += 1
-                queue = sub.queue
-                if len(queue) == queue.maxlen:
-                    sub.dropped += 1
-                queue.append((seq, msg))
-                pending.append((seq, sub))
-            self._seq = seq
+        if receivers:
+            stamp = messages.stamp_ns_of(msg) if pub.readers < len(receivers) else 0
+            self._fan_out(receivers, msg, stamp)
         for tap in self._taps.get(pub.topic, ()):
             tap(msg)
         for observer in self._observers:
             observer(pub.topic, pub.type_name, msg)
+
+    def publish_lazily(self, pub: BusPublisher, stamp_ns: int, build: Callable[[], Any]) -> None:
+        """:meth:`publish` ``build()`` if anything reads it, else :meth:`publish_stamp`."""
+        if self.has_readers(pub):
+            self.publish(pub, build())
+        else:
+            self.publish_stamp(pub, stamp_ns)
+
+    def publish_stamp(self, pub: BusPublisher, stamp_ns: int) -> None:
+        """Count a message stamped ``stamp_ns`` that nobody reads (see :meth:`has_readers`).
+
+        Its stamp subscriptions receive the stamp, as :meth:`publish` would have given them.
+        """
+        pub.count += 1
+        receivers = pub.receivers
+        if receivers is None:
+            receivers = self._receivers(pub)
+        self._fan_out(receivers, None, stamp_ns)
+
+    def _fan_out(self, receivers: list[BusSubscription], msg: Any, stamp: int) -> None:
+        """Queue ``msg`` (to a stamp subscription: ``stamp``) to each; :meth:`_enqueue`, inline."""
+        seq, pending = self._seq, self._pending
+        for sub in receivers:
+            seq += 1
+            queue = sub.queue
+            if len(queue) == queue.maxlen:
+                sub.dropped += 1
+            queue.append((seq, stamp if sub.stamps_only else msg))
+            pending.append((seq, sub))
+        self._seq = seq
 
     def deliver_pending(self) -> int:
         """Run the callbacks of every queued message, including ones their callbacks publish.

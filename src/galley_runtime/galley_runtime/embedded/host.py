@@ -20,17 +20,19 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+import numpy as np
 
 from galley_core.config import ConfigError, config_from_values
 from galley_core.tf_tree import TransformError, TransformTree, TransformValues
 from galley_runtime import messages
 from galley_runtime.actions import ServerGoal
 from galley_runtime.conversions import (
+    transform_items,
     transform_stamped_msg_from_values,
     transform_stamped_msgs_from_values,
     transform_values,
@@ -38,8 +40,9 @@ from galley_runtime.conversions import (
 from galley_runtime.embedded.actions import EmbeddedActionClient, EmbeddedActionServer
 from galley_runtime.embedded.bus import Bus, BusPublisher
 from galley_runtime.embedded.logger import NodeLogger
+from galley_runtime.embedded.names import check_namespace, resolve_name
 from galley_runtime.embedded.tf_ingest import ingest_message, ingest_values
-from galley_runtime.node import Node, NodeHost, TransformItem, undeclared_tf
+from galley_runtime.node import Node, NodeHost, undeclared_tf
 from galley_runtime.params_file import ParameterError, load_params_files, node_parameters
 from galley_runtime.qos import QoS
 
@@ -50,17 +53,6 @@ N = TypeVar("N", bound=Node)
 _NS = 1_000_000_000
 _CLOCK_QOS = QoS(depth=10)
 _TF_QOS = QoS(depth=100)
-_NAMESPACE = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)*/?$")
-
-
-def resolve_name(name: str, namespace: str, node_name: str) -> str:
-    """Resolve a topic name as ROS 2 does: absolute, ``~/`` private, or relative to the namespace."""
-    namespace = namespace.rstrip("/")
-    if name.startswith("/"):
-        return name
-    if name == "~" or name.startswith("~/"):
-        return f"{namespace}/{node_name}{name[1:]}".rstrip("/")
-    return f"{namespace}/{name}"
 
 
 #: Called with every EmbeddedHost made in this process (a live view attaches to each episode's).
@@ -101,8 +93,7 @@ class EmbeddedNodeHost(NodeHost):
         *,
         uses_tf: bool = True,
     ) -> None:
-        if not _NAMESPACE.match(namespace):
-            raise ValueError(f"namespace {namespace!r} is not a valid ROS namespace (e.g. '/robot')")
+        check_namespace(namespace)
         self._host = host
         self.node_name = name
         self.namespace = "/" + namespace.strip("/") if namespace.strip("/") else ""
@@ -134,6 +125,19 @@ class EmbeddedNodeHost(NodeHost):
             self.resolve(topic), type_name, callback, qos, self.fully_qualified_name
         )
 
+    def create_stamp_subscription(
+        self, topic: str, type_name: str, callback: Callable[[int], None], qos: QoS
+    ) -> object:
+        return self._host.bus.add_subscription(
+            self.resolve(topic), type_name, callback, qos, self.fully_qualified_name, stamps_only=True
+        )
+
+    def has_readers(self, publisher: Any) -> bool:
+        return self._host.bus.has_readers(publisher)
+
+    def publish_lazily(self, publisher: Any, stamp_ns: int, build: Callable[[], Any]) -> None:
+        self._host.bus.publish_lazily(publisher, stamp_ns, build)
+
     def create_timer(self, period_s: float, callback: Callable[[], None]) -> _Timer:
         return self._host._add_timer(self._order, period_s, callback, self.fully_qualified_name)
 
@@ -161,15 +165,22 @@ class EmbeddedNodeHost(NodeHost):
             )
         return pub
 
-    def send_transform_values(self, items: Sequence[TransformItem], stamp: Any) -> None:
-        """The message of :meth:`send_transforms`, the buffer fed with ``items`` (the tap skips it)."""
+    def send_transform_values(
+        self, frames: Sequence[tuple[str, str]], values: np.ndarray[Any, Any], stamp: Any
+    ) -> None:
+        """Feeds the buffer ``values``; builds the /tf message only for readers besides its tap."""
+        stamp_ns = messages.time_ns_from_msg(stamp)
+        ingest_values(self._host.tf, frames, values, stamp_ns)
+        pub, bus = self._tf_publisher(False), self._host.bus
+        if not bus.has_readers(pub, taps=False):
+            bus.publish_stamp(pub, stamp_ns)
+            return
         msg = messages.message_class("tf2_msgs/msg/TFMessage")(
-            transforms=transform_stamped_msgs_from_values(items, stamp)
+            transforms=transform_stamped_msgs_from_values(transform_items(frames, values), stamp)
         )
-        ingest_values(self._host.tf, items, messages.time_ns_from_msg(stamp))
         self._host._ingested = msg
         try:
-            self._tf_publisher(False).publish(msg)
+            pub.publish(msg)
         finally:
             self._host._ingested = None
 
