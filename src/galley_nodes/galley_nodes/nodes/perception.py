@@ -98,9 +98,9 @@ class PerceptionNode(Node):
         if depth is None:
             return
         c = self.config
-        stamp = _stamp_ns(depth)
+        stamp = messages.stamp_ns_of(depth)
         waited = (self.now_ns() - stamp) * 1e-9 >= c.sync_wait_s
-        rgb = self._rgb if self._rgb is not None and _stamp_ns(self._rgb) == stamp else None
+        rgb = self._rgb if self._rgb is not None and messages.stamp_ns_of(self._rgb) == stamp else None
         if rgb is None and c.colour_weight > 0 and not waited:
             return
         if self._intrinsics is None:
@@ -121,7 +121,7 @@ class PerceptionNode(Node):
     def _process(self, depth_msg: Any, rgb_msg: Any, camera: Transform) -> None:
         assert self._intrinsics is not None  # on_retry waits for camera_info
         started, started_cpu = time.perf_counter(), time.thread_time()
-        stamp = _stamp_ns(depth_msg)
+        stamp = messages.stamp_ns_of(depth_msg)
         c = self.config
         links = {}
         for frame in [c.base_frame, *self.perception.robot.frames]:
@@ -174,7 +174,3 @@ class PerceptionNode(Node):
         if key not in self._warned:
             self._warned.add(key)
             self.log.warning(text)
-
-
-def _stamp_ns(msg: Any) -> int:
-    return messages.time_ns_from_msg(msg.header.stamp)

@@ -55,16 +55,12 @@ def ingest_values(
     values = np.ascontiguousarray(values, dtype=np.float64)
     rows, good = np.empty_like(values), np.empty(len(values), dtype=np.bool_)
     _normalise(values, rows, good)
-    if good.all():  # the usual case
-        entries = [(p, c, tuple(row)) for (p, c), row in zip(frames, rows.tolist(), strict=True)]
-    else:
-        entries = []
-        for (parent, child), row, ok in zip(frames, rows.tolist(), good.tolist(), strict=True):
-            if ok:
-                entries.append((parent, child, tuple(row)))
-                continue
+    rows_list, accepted = rows.tolist(), good.tolist()
+    entries = [(p, c, tuple(row)) for (p, c), row, ok in zip(frames, rows_list, accepted, strict=True) if ok]
+    for (parent, child), row, ok in zip(frames, rows_list, accepted, strict=True):
+        if not ok:  # a refused row is kept as given: transform_values says why
             try:
-                transform_values(row[:3], row[3:])  # a refused row is kept as given: its error
+                transform_values(row[:3], row[3:])
             except ValueError as err:
                 _log.warning(f"ignored transform {parent} -> {child}: {err}")
     for parent, child, refused in tree.set_transforms(entries, stamp_ns):
